@@ -1,0 +1,283 @@
+"""Reverse mode: walk a graph of `Node`s from outputs to leaves without recursion.
+
+One loop serves ``Tensor.backward`` (accumulate into leaves' ``.grad``) and
+``agrad.autograd.grad`` (return gradients of chosen inputs). VJP rules run on
+plain arrays by default and on tensors under ``create_graph=True``, so the
+backward pass itself is recorded and can be differentiated again. Broadcasting
+is undone here, once, for every rule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ..errors import AgradAutogradError
+from . import functions, kernels
+from .grad_mode import STATE, set_grad_enabled
+from .node import Node
+from .tensor import Tensor, wrap
+
+FREED_ERROR = (
+    "Trying to backward through the graph a second time (or directly access saved tensors "
+    "after they have already been freed). Saved intermediate values of the graph are freed "
+    "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
+    "backward through the graph a second time or if you need to access saved tensors after "
+    "calling backward."
+)
+SCALAR_ERROR = "grad can be implicitly created only for scalar outputs"
+NO_GRAD_ERROR = "element {} of tensors does not require grad and does not have a grad_fn"
+UNUSED_ERROR = (
+    "One of the differentiated Tensors appears to not have been used in the graph. "
+    "Set allow_unused=True if this is the desired behavior."
+)
+
+# Called as on_node(node, grad_out, grads_in) for each node processed (used by --explain).
+NodeObserver = Callable[[Node, Any, list], None]
+
+
+def _as_list(x: Any) -> list:
+    if x is None:
+        return []
+    return list(x) if isinstance(x, (list, tuple)) else [x]
+
+
+def _seed(outputs: list[Tensor], grads: list, batch: int, create_graph: bool) -> list:
+    """Check and default each output's incoming gradient (``gradient=`` of backward)."""
+    seeds = []
+    for i, (out, g) in enumerate(zip(outputs, grads + [None] * len(outputs))):
+        if not out._rg:
+            raise AgradAutogradError(NO_GRAD_ERROR.format(i))
+        if g is None:
+            if out.data.size != 1:
+                raise AgradAutogradError(SCALAR_ERROR)
+            g = np.ones_like(out.data)
+        g = g if isinstance(g, Tensor) else wrap(np.asarray(g, dtype=out.dtype))
+        expected = g.shape[:batch] + out.shape
+        if g.shape != expected:
+            try:
+                g = functions.sum_to(g, expected)
+            except Exception:
+                raise AgradAutogradError(
+                    f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and "
+                    f"output[{i}] has a shape of {out.shape}."
+                ) from None
+        seeds.append(g if create_graph else g.data)
+    return seeds
+
+
+def _topological(roots: list[Node]) -> list[Node]:
+    """Nodes reachable from ``roots``, each after every node that consumes it."""
+    order: list[Node] = []
+    seen: set[int] = set()
+    stack: list[tuple[Node, bool]] = [(r, False) for r in reversed(roots)]
+    while stack:
+        node, expanded = stack.pop()
+        if expanded:
+            order.append(node)
+            continue
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        stack.append((node, True))
+        for child in node.next:
+            if type(child) is Node and id(child) not in seen:
+                stack.append((child, False))
+    order.reverse()
+    return order
+
+
+def _prune(order: list[Node], wanted_nodes: set[int], wanted_leaves: set[int]) -> list[Node]:
+    """Keep only nodes through which a gradient can reach a wanted tensor."""
+    useful: set[int] = set()
+    for node in reversed(order):  # producers first
+        if id(node) in wanted_nodes or any(
+            id(c) in useful if type(c) is Node else id(c) in wanted_leaves
+            for c in node.next
+            if c is not None
+        ):
+            useful.add(id(node))
+    return [n for n in order if id(n) in useful]
+
+
+def run_backward(
+    outputs: Sequence[Tensor],
+    grad_outputs: Sequence[Any],
+    retain_graph: bool = False,
+    create_graph: bool = False,
+    inputs: Sequence[Tensor] | None = None,
+    batch: int = 0,
+    on_node: NodeObserver | None = None,
+) -> list | None:
+    """The backward pass. Without ``inputs``: accumulate into leaves' ``.grad``.
+    With ``inputs``: return their gradients (None where unreached), touching no ``.grad``.
+    ``batch`` leading dimensions of the seeds are independent cotangents (Jacobian rows).
+    """
+    outputs = list(outputs)
+    seeds = _seed(outputs, list(grad_outputs), batch, create_graph)
+    ns = functions if create_graph else kernels
+    capture = inputs is not None
+    found: dict[int, Any] = {}
+    leaf_slot = {id(t): i for i, t in enumerate(inputs or ()) if t.grad_fn is None}
+    node_slot = {id(t.grad_fn): i for i, t in enumerate(inputs or ()) if t.grad_fn is not None}
+
+    pending: dict[int, Any] = {}
+    roots = []
+    for out, g in zip(outputs, seeds):
+        if out.grad_fn is None:
+            _deliver(out, g, capture, leaf_slot, found, create_graph)
+        else:
+            key = id(out.grad_fn)
+            pending[key] = pending[key] + g if key in pending else g
+            roots.append(out.grad_fn)
+    order = _topological(roots)
+    if capture:
+        order = _prune(order, set(node_slot), set(leaf_slot))
+
+    with set_grad_enabled(create_graph):
+        for node in order:
+            g = pending.pop(id(node), None)
+            if g is None:
+                continue
+            if node.hooks:
+                g = _run_hooks(node.hooks, g, create_graph)
+            if id(node) in node_slot:
+                found[node_slot[id(node)]] = g
+            if node.retained is not None and not capture:
+                _accumulate(node.retained, g, create_graph)
+            grads = _node_vjp(node, g, ns, create_graph, batch)
+            if on_node is not None:
+                on_node(node, g, grads)
+            for child, gi in zip(node.next, grads):
+                if child is None or gi is None:
+                    continue
+                if type(child) is Node:
+                    key = id(child)
+                    pending[key] = pending[key] + gi if key in pending else gi
+                else:
+                    _deliver(child, gi, capture, leaf_slot, found, create_graph)
+            if not retain_graph:
+                _free(node)
+    if not capture:
+        return None
+    return [found.get(i) for i in range(len(inputs or ()))]
+
+
+def _node_vjp(node: Node, g: Any, ns: Any, create_graph: bool, batch: int) -> list:
+    """One rule application: its gradients, summed back to each input's shape."""
+    op = node.op
+    if node.freed and op.saves:
+        raise AgradAutogradError(FREED_ERROR)
+    if create_graph:
+        xs = node.inputs
+        out = wrap(node.out, True, node) if node.out is not None else None
+    else:
+        xs = [x.data if isinstance(x, Tensor) else x for x in node.inputs]
+        out = node.out
+    if op.needs_mask:
+        grads = op.vjp(ns, g, out, *xs, needs=tuple(n is not None for n in node.next),
+                       **node.params)
+    else:
+        grads = op.vjp(ns, g, out, *xs, **node.params)
+    lead = g.shape[:batch]
+    result = []
+    for x, child, gi in zip(node.inputs, node.next, grads):
+        if child is not None and gi is not None:
+            shape = lead + x.shape
+            if gi.shape != shape:
+                gi = ns.sum_to(gi, shape)
+        result.append(gi)
+    return result
+
+
+def _free(node: Node) -> None:
+    """Drop the saved output; ops that never read it keep a zero-byte stand-in of its shape."""
+    node.freed = True
+    out = node.out
+    if out is not None:
+        node.out = None if node.op.saves else np.broadcast_to(np.empty((), out.dtype), out.shape)
+
+
+def _run_hooks(hooks: list, g: Any, create_graph: bool) -> Any:
+    for hook in hooks:
+        value = hook(g if create_graph else wrap(g))
+        if value is not None:
+            g = value if create_graph else np.asarray(value.data if isinstance(value, Tensor)
+                                                      else value)
+    return g
+
+
+def _deliver(leaf: Tensor, g: Any, capture: bool, slots: dict, found: dict,
+             create_graph: bool) -> None:
+    if capture:
+        i = slots.get(id(leaf))
+        if i is not None:
+            found[i] = found[i] + g if i in found else g
+        return
+    if leaf._hooks:
+        g = _run_hooks(leaf._hooks, g, create_graph)
+    _accumulate(leaf, g, create_graph)
+
+
+def _accumulate(t: Tensor, g: Any, create_graph: bool) -> None:
+    """``t.grad += g`` without ever aliasing an array another tensor holds."""
+    if create_graph:
+        t._grad = g if t._grad is None else t._grad + g
+    elif t._grad is None:
+        t._grad = wrap(np.array(g, dtype=t.data.dtype))
+    else:
+        t._grad = wrap(np.asarray(t._grad.data + g))
+
+
+def backward(
+    tensors: Any,
+    grad_tensors: Any = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    inputs: Any = None,
+) -> None:
+    """Accumulate gradients of ``tensors`` into the leaves (torch.autograd.backward)."""
+    outputs = _as_list(tensors)
+    if retain_graph is None:
+        retain_graph = create_graph
+    if inputs is not None:
+        wanted = _as_list(inputs)
+        grads = run_backward(outputs, _as_list(grad_tensors), retain_graph, create_graph,
+                             inputs=wanted)
+        for t, g in zip(wanted, grads):
+            if g is not None:
+                _accumulate(t, g, create_graph)
+        return
+    run_backward(outputs, _as_list(grad_tensors), retain_graph, create_graph)
+
+
+def grad(
+    outputs: Any,
+    inputs: Any,
+    grad_outputs: Any = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    allow_unused: bool | None = None,
+    is_grads_batched: bool = False,
+    materialize_grads: bool = False,
+) -> tuple[Tensor | None, ...]:
+    """Gradients of ``outputs`` with respect to ``inputs`` (torch.autograd.grad)."""
+    outs, ins = _as_list(outputs), _as_list(inputs)
+    for t in ins:
+        if not t._rg:
+            raise AgradAutogradError("One of the differentiated Tensors does not require grad")
+    if retain_graph is None:
+        retain_graph = create_graph
+    grads = run_backward(outs, _as_list(grad_outputs), retain_graph, create_graph, inputs=ins,
+                         batch=1 if is_grads_batched else 0)
+    result = []
+    for t, g in zip(ins, grads):  # type: ignore[arg-type]
+        if g is None:
+            if materialize_grads:
+                g = np.zeros_like(t.data)
+            elif not allow_unused:
+                raise AgradAutogradError(UNUSED_ERROR)
+        result.append(g if g is None or isinstance(g, Tensor) else wrap(np.array(g)))
+    return tuple(result)

@@ -1,0 +1,113 @@
+"""Tensor constructors: tensor, zeros, ones, eye, full, arange, linspace, randn, rand, ..."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..errors import AgradValueError
+from .dtypes import get_default_dtype, to_dtype
+from .functions import _shape_args, as_tensor
+from .tensor import Tensor, wrap
+
+_RNG = [np.random.default_rng()]
+
+
+def manual_seed(seed: int) -> None:
+    """Seed randn/rand (NumPy's generator: the numbers differ from PyTorch's)."""
+    _RNG[0] = np.random.default_rng(int(seed))
+
+
+seed = manual_seed
+
+
+def _leaf(data: np.ndarray, requires_grad: bool) -> Tensor:
+    t = wrap(data)
+    if requires_grad:
+        t.requires_grad = True  # checks the dtype, with PyTorch's message
+    return t
+
+
+def _float_dtype(dtype: Any) -> np.dtype:
+    return get_default_dtype() if dtype is None else to_dtype(dtype)
+
+
+def tensor(data: Any, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:
+    """A new leaf tensor holding a copy of ``data`` (torch.tensor)."""
+    t = as_tensor(data, dtype)
+    return _leaf(np.array(t.data, copy=True), requires_grad)
+
+
+def from_numpy(array: np.ndarray) -> Tensor:
+    return wrap(array)
+
+
+def zeros(*size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    return _leaf(np.zeros(_shape_args(size), _float_dtype(dtype)), requires_grad)
+
+
+def ones(*size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    return _leaf(np.ones(_shape_args(size), _float_dtype(dtype)), requires_grad)
+
+
+def empty(*size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    return zeros(*size, dtype=dtype, requires_grad=requires_grad)
+
+
+def full(size: Any, fill_value: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    value = fill_value.item() if isinstance(fill_value, Tensor) else fill_value
+    return _leaf(np.full(_shape_args((size,)), value, _float_dtype(dtype)), requires_grad)
+
+
+def eye(n: Any, m: Any = None, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    return _leaf(np.eye(int(n), None if m is None else int(m), dtype=_float_dtype(dtype)),
+                 requires_grad)
+
+
+def arange(start: Any, end: Any = None, step: Any = 1, dtype: Any = None,
+           requires_grad: bool = False) -> Tensor:
+    if end is None:
+        start, end = 0, start
+    if step == 0:
+        raise AgradValueError("arange: step must not be zero")
+    whole = all(float(v).is_integer() and not isinstance(v, float) for v in (start, end, step))
+    kind = np.int64 if whole and dtype is None else _float_dtype(dtype)
+    return _leaf(np.arange(start, end, step, dtype=kind), requires_grad)
+
+
+def linspace(start: Any, end: Any, steps: Any, dtype: Any = None,
+             requires_grad: bool = False) -> Tensor:
+    return _leaf(np.linspace(float(start), float(end), int(steps), dtype=_float_dtype(dtype)),
+                 requires_grad)
+
+
+def randn(*size: Any, dtype: Any = None, requires_grad: bool = False,
+          generator: Any = None) -> Tensor:
+    data = _RNG[0].standard_normal(_shape_args(size)).astype(_float_dtype(dtype))
+    return _leaf(data, requires_grad)
+
+
+def rand(*size: Any, dtype: Any = None, requires_grad: bool = False,
+         generator: Any = None) -> Tensor:
+    data = _RNG[0].random(_shape_args(size)).astype(_float_dtype(dtype))
+    return _leaf(data, requires_grad)
+
+
+def _like(maker: Any):
+    def fn(t: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+        t = as_tensor(t)
+        return maker(*t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
+
+    fn.__name__ = maker.__name__ + "_like"
+    return fn
+
+
+zeros_like, ones_like, randn_like, rand_like, empty_like = (
+    _like(f) for f in (zeros, ones, randn, rand, empty)
+)
+
+
+def full_like(t: Any, fill_value: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+    t = as_tensor(t)
+    return full(t.shape, fill_value, dtype=dtype or t.dtype, requires_grad=requires_grad)

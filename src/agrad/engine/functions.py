@@ -1,0 +1,419 @@
+"""The public functions (agrad.exp, agrad.sum, ...): argument handling, then the op table.
+
+Names follow NumPy and PyTorch both: ``dim``/``axis``, ``keepdim``/``keepdims``.
+This module is also the array namespace VJP rules use under ``create_graph=True``
+(see `kernels.NAMESPACE`), so those names keep NumPy's meaning here.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections import namedtuple
+from typing import Any
+
+import numpy as np
+
+from ..errors import AgradShapeError, AgradValueError
+from .dtypes import get_default_dtype, to_dtype
+from .grad_mode import STATE
+from .ops import TABLE, apply
+from .ops.shape import normalize_index
+from .tensor import INPLACE_LEAF_ERROR, Tensor, _autograd_error, _to_data, wrap
+
+__all__ = ["AgradValueError", "AgradShapeError"]
+
+OP = TABLE  # short alias used below: OP["mul"]
+ValuesIndices = namedtuple("ValuesIndices", ["values", "indices"])
+_SCALAR = (numbers.Number, np.generic)
+
+
+def as_tensor(value: Any, dtype: Any = None) -> Tensor:
+    """A Tensor from a tensor, array, number or nested list (floats get the default dtype)."""
+    if isinstance(value, Tensor):
+        return value if dtype is None else astype(value, dtype)
+    data = np.asarray(_to_data(value))
+    if dtype is not None:
+        data = data.astype(to_dtype(dtype), copy=False)
+    elif data.dtype.kind == "f" and data.dtype != get_default_dtype() and not isinstance(
+        value, np.ndarray
+    ):
+        data = data.astype(get_default_dtype())
+    elif data.dtype.kind in "OUS":
+        raise AgradValueError(f"cannot make a tensor from {type(value).__name__} {value!r}")
+    return wrap(data)
+
+
+def _operand(x: Any) -> Any:
+    """Tensors pass through; Python/NumPy scalars stay raw (weak dtype, as PyTorch's)."""
+    if isinstance(x, (Tensor, *_SCALAR)):
+        return x
+    return as_tensor(x)
+
+
+def _first(a: Any) -> Tensor:
+    return a if isinstance(a, Tensor) else as_tensor(a)
+
+
+# ---- elementwise ------------------------------------------------------------------------
+
+
+def add(a: Any, b: Any) -> Tensor:
+    return apply(OP["add"], _first(a), _operand(b))
+
+
+def sub(a: Any, b: Any) -> Tensor:
+    return apply(OP["sub"], _first(a), _operand(b))
+
+
+def mul(a: Any, b: Any) -> Tensor:
+    return apply(OP["mul"], _first(a), _operand(b))
+
+
+def div(a: Any, b: Any) -> Tensor:
+    return apply(OP["div"], _first(a), _operand(b))
+
+
+def pow(a: Any, b: Any) -> Tensor:  # noqa: A001 - PyTorch's name
+    if isinstance(b, _SCALAR):
+        return apply(OP["pow_scalar"], _first(a), exponent=b)
+    if isinstance(a, _SCALAR):
+        return apply(OP["rpow"], _first(b), base=a)
+    return apply(OP["pow"], _first(a), _operand(b))
+
+
+def rsub(a: Any, b: Any) -> Tensor:
+    """``b - a`` for a Python scalar ``b`` (PyTorch's RsubBackward1)."""
+    return apply(OP["rsub"], _first(a), other=b)
+
+
+def rdiv(a: Any, b: Any) -> Tensor:
+    """``b / a`` for a scalar ``b``: reciprocal then multiply, as PyTorch records it."""
+    return apply(OP["mul"], apply(OP["reciprocal"], _first(a)), b)
+
+
+def square(x: Any) -> Tensor:
+    return apply(OP["pow_scalar"], _first(x), exponent=2.0)
+
+
+def maximum(a: Any, b: Any) -> Tensor:
+    return apply(OP["maximum"], _first(a), _operand(b))
+
+
+def minimum(a: Any, b: Any) -> Tensor:
+    return apply(OP["minimum"], _first(a), _operand(b))
+
+
+def where(cond: Any, a: Any, b: Any) -> Tensor:
+    return apply(OP["where"], _first(cond), _operand(a), _operand(b))
+
+
+def clip(x: Any, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002 - PyTorch's names
+    if min is None and max is None:
+        raise AgradValueError("clip: give at least one of min and max")
+    lo = min.item() if isinstance(min, Tensor) else min
+    hi = max.item() if isinstance(max, Tensor) else max
+    return apply(OP["clip"], _first(x), lo=lo, hi=hi)
+
+
+clamp = clip
+
+
+def softplus(x: Any, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
+    return apply(OP["softplus"], _first(x), beta=beta, threshold=threshold)
+
+
+def _unary(name: str):
+    op = OP[name]
+
+    def fn(x: Any) -> Tensor:
+        return apply(op, x if isinstance(x, Tensor) else as_tensor(x))
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"Elementwise {name} (grad_fn {op.grad_fn})."
+    return fn
+
+
+neg = negative = _unary("neg")
+exp, log, log1p, expm1, sqrt = (_unary(n) for n in ("exp", "log", "log1p", "expm1", "sqrt"))
+abs, sign, sin, cos, tan = (_unary(n) for n in ("abs", "sign", "sin", "cos", "tan"))  # noqa: A001
+arcsin, arccos, arctan = (_unary(n) for n in ("arcsin", "arccos", "arctan"))
+asin, acos, atan = arcsin, arccos, arctan
+sinh, cosh, tanh, sigmoid, relu = (_unary(n) for n in ("sinh", "cosh", "tanh", "sigmoid", "relu"))
+reciprocal, clone = _unary("reciprocal"), _unary("clone")
+
+
+def _compare(name: str):
+    op = OP[name]
+
+    def fn(a: Any, b: Any) -> Tensor:
+        return apply(op, _first(a), _operand(b))
+
+    fn.__name__ = fn.__qualname__ = name
+    return fn
+
+
+lt, le, gt, ge, eq, ne = (_compare(n) for n in ("lt", "le", "gt", "ge", "eq", "ne"))
+less, less_equal, greater, greater_equal, equal, not_equal = lt, le, gt, ge, eq, ne
+
+# ---- reductions -------------------------------------------------------------------------
+
+
+def _axis(dim: Any, axis: Any) -> Any:
+    value = axis if dim is None else dim
+    if isinstance(value, list):
+        value = tuple(value)
+    if isinstance(value, Tensor):
+        value = int(value.item())
+    if isinstance(value, float):
+        value = int(value)
+    return value
+
+
+def _keep(keepdim: Any, keepdims: Any) -> bool:
+    return bool(keepdims if keepdim is None else keepdim)
+
+
+def _reduce(name: str):
+    op = OP[name]
+
+    def fn(x: Any, dim: Any = None, keepdim: Any = None, *, axis: Any = None,
+           keepdims: Any = None, dtype: Any = None) -> Tensor:
+        x = _first(x)
+        if dtype is not None:
+            x = astype(x, dtype)
+        return apply(op, x, axis=_axis(dim, axis), keepdims=_keep(keepdim, keepdims))
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"{name} over ``dim``/``axis`` (all by default), keeping dims if asked."
+    return fn
+
+
+sum = _reduce("sum")  # noqa: A001
+mean, prod, amax, amin = (_reduce(n) for n in ("mean", "prod", "amax", "amin"))
+_logsumexp = _reduce("logsumexp")
+
+
+def logsumexp(x: Any, dim: Any = None, keepdim: Any = None, *, axis: Any = None,
+              keepdims: Any = None) -> Tensor:
+    return _logsumexp(x, dim, keepdim, axis=axis, keepdims=keepdims)
+
+
+def _extreme(name: str, pair_op: str, pick: Any, elementwise: Any):
+    def fn(x: Any, dim: Any = None, keepdim: Any = None, *, axis: Any = None,
+           keepdims: Any = None) -> Any:
+        if isinstance(dim, Tensor):
+            return elementwise(x, dim)  # max(a, b): the elementwise maximum
+        ax, keep = _axis(dim, axis), _keep(keepdim, keepdims)
+        x = _first(x)
+        if ax is None:
+            return apply(OP["a" + name], x, axis=None, keepdims=keep)
+        if dim is None:  # the language's max(x, axis=0): a plain reduction
+            return apply(OP["a" + name], x, axis=ax, keepdims=keep)
+        values = apply(OP[pair_op], x, axis=ax, keepdims=keep)
+        indices = wrap(pick(x.data, axis=ax, keepdims=keep).astype(np.int64))
+        return ValuesIndices(values, indices)
+
+    fn.__name__ = fn.__qualname__ = name
+    return fn
+
+
+max = _extreme("max", "max_dim", np.argmax, maximum)  # noqa: A001
+min = _extreme("min", "min_dim", np.argmin, minimum)  # noqa: A001
+
+
+def argmax(x: Any, dim: Any = None, keepdim: bool = False) -> Tensor:
+    return wrap(np.asarray(np.argmax(_first(x).data, axis=dim, keepdims=keepdim)))
+
+
+def argmin(x: Any, dim: Any = None, keepdim: bool = False) -> Tensor:
+    return wrap(np.asarray(np.argmin(_first(x).data, axis=dim, keepdims=keepdim)))
+
+
+def softmax(x: Any, dim: Any = None, *, axis: Any = None) -> Tensor:
+    ax = _axis(dim, axis)
+    return apply(OP["softmax"], _first(x), axis=-1 if ax is None else ax)
+
+
+def log_softmax(x: Any, dim: Any = None, *, axis: Any = None) -> Tensor:
+    ax = _axis(dim, axis)
+    return apply(OP["log_softmax"], _first(x), axis=-1 if ax is None else ax)
+
+
+def norm(x: Any, p: Any = 2, dim: Any = None, keepdim: Any = None, *, ord: Any = None,
+         axis: Any = None, keepdims: Any = None) -> Tensor:
+    """Vector p-norm (2 by default; 1, inf and any p > 0) over ``dim``/``axis``."""
+    order = float(p if ord is None else ord)
+    if not order > 0:
+        raise AgradValueError(f"norm: ord must be positive (1, 2, inf, ...), got {order}")
+    return apply(OP["norm"], _first(x), ord=order, axis=_axis(dim, axis),
+                 keepdims=_keep(keepdim, keepdims))
+
+
+# ---- linear algebra ---------------------------------------------------------------------
+
+
+def matmul(a: Any, b: Any) -> Tensor:
+    return apply(OP["matmul"], _first(a), _first(b))
+
+
+def dot(a: Any, b: Any) -> Tensor:
+    a, b = _first(a), _first(b)
+    if a.ndim != 1 or b.ndim != 1:
+        raise AgradShapeError(f"dot: expects two 1-D tensors, got shapes {a.shape} and {b.shape}; "
+                              "use matmul for matrices")
+    return matmul(a, b)
+
+
+def mm(a: Any, b: Any) -> Tensor:
+    a, b = _first(a), _first(b)
+    if a.ndim != 2 or b.ndim != 2:
+        raise AgradShapeError(f"mm: expects two 2-D tensors, got shapes {a.shape} and {b.shape}")
+    return matmul(a, b)
+
+
+def mv(a: Any, b: Any) -> Tensor:
+    return matmul(a, b)
+
+
+def outer(a: Any, b: Any) -> Tensor:
+    """Outer product of two 1-D tensors, recorded as PyTorch does (a view times b)."""
+    a, b = _first(a), _first(b)
+    if a.ndim != 1 or b.ndim != 1:
+        raise AgradShapeError(f"outer: expects two 1-D tensors, got shapes {a.shape} and "
+                              f"{b.shape}")
+    return mul(reshape(a, (-1, 1)), b)
+
+
+# ---- shapes -----------------------------------------------------------------------------
+
+
+def _shape_args(args: tuple) -> tuple[int, ...]:
+    if len(args) == 1 and isinstance(args[0], (list, tuple, Tensor, np.ndarray)):
+        args = tuple(np.asarray(_to_data(args[0])).reshape(-1).tolist())
+    try:
+        return tuple(int(n) for n in args)
+    except (TypeError, ValueError):
+        raise AgradValueError(f"a shape must be whole numbers, got {args!r}") from None
+
+
+def reshape(x: Any, *shape: Any) -> Tensor:
+    x = _first(x)
+    target = OP["reshape"].shape(x.shape, _shape_args(shape))
+    return apply(OP["reshape"], x, shape=target)
+
+
+view = reshape
+
+
+def flatten(x: Any) -> Tensor:
+    return reshape(x, -1)
+
+
+def permute(x: Any, axes: Any, *more: Any) -> Tensor:
+    axes = _shape_args((axes, *more)) if more else _shape_args((axes,))
+    return apply(OP["permute"], _first(x), axes=axes)
+
+
+def transpose(x: Any, dim0: Any = None, dim1: Any = None, *, axes: Any = None) -> Tensor:
+    """``transpose(x)`` reverses the axes (NumPy); ``transpose(x, 0, 1)`` swaps two (PyTorch)."""
+    x = _first(x)
+    if dim0 is None:
+        order = tuple(range(x.ndim))[::-1] if axes is None else _shape_args((axes,))
+        return apply(OP["permute"], x, axes=order)
+    return apply(OP["transpose"], x, dim0=int(dim0), dim1=int(dim1))
+
+
+swapaxes = transpose
+
+
+def t(x: Any) -> Tensor:
+    x = _first(x)
+    return x if x.ndim < 2 else transpose(x, 0, 1)
+
+
+def expand(x: Any, *shape: Any) -> Tensor:
+    x = _first(x)
+    target = list(_shape_args(shape))
+    lead = len(target) - x.ndim
+    for i, n in enumerate(target):
+        if n == -1 and i >= lead:
+            target[i] = x.shape[i - lead]
+    return apply(OP["expand"], x, shape=tuple(target))
+
+
+def broadcast_to(x: Any, shape: Any) -> Tensor:
+    x = _first(x)
+    shape = _shape_args((shape,))
+    return x if x.shape == shape else apply(OP["expand"], x, shape=shape)
+
+
+def unsqueeze(x: Any, dim: int) -> Tensor:
+    x = _first(x)
+    d = dim % (x.ndim + 1)
+    return apply(OP["unsqueeze"], x, shape=x.shape[:d] + (1,) + x.shape[d:])
+
+
+def squeeze(x: Any, dim: Any = None) -> Tensor:
+    x = _first(x)
+    if dim is None:
+        shape = tuple(n for n in x.shape if n != 1)
+    else:
+        d = dim % max(x.ndim, 1)
+        shape = x.shape[:d] + x.shape[d + 1 :] if x.ndim and x.shape[d] == 1 else x.shape
+    return apply(OP["squeeze"], x, shape=shape)
+
+
+def concat(tensors: Any, dim: Any = None, *, axis: Any = None) -> Tensor:
+    xs = [_first(x) for x in tensors]
+    if not xs:
+        raise AgradValueError("concat: expects a non-empty list of tensors")
+    ax = _axis(dim, axis)
+    return apply(OP["concat"], *xs, axis=0 if ax is None else ax)
+
+
+cat = concatenate = concat
+
+
+def stack(tensors: Any, dim: Any = None, *, axis: Any = None) -> Tensor:
+    xs = [_first(x) for x in tensors]
+    if not xs:
+        raise AgradValueError("stack: expects a non-empty list of tensors")
+    ax = _axis(dim, axis)
+    return apply(OP["stack"], *xs, axis=0 if ax is None else ax)
+
+
+def astype(x: Any, dtype: Any) -> Tensor:
+    x, dtype = _first(x), to_dtype(dtype)
+    return x if x.dtype == dtype else apply(OP["astype"], x, dtype=dtype)
+
+
+def sum_to(x: Any, shape: Any) -> Tensor:
+    x = _first(x)
+    return x if x.shape == tuple(shape) else apply(OP["sum_to"], x, shape=tuple(shape))
+
+
+def index(x: Any, key: Any) -> Tensor:
+    x = _first(x)
+    full, advanced = normalize_index(key, x.ndim)
+    return apply(OP["index"], x, index=full, advanced=advanced)
+
+
+def index_backward(g: Any, shape: Any, index: Any, advanced: bool = False) -> Tensor:
+    return apply(OP["index_backward"], _first(g), shape=tuple(shape), index=index,
+                 advanced=advanced)
+
+
+def setitem(x: Tensor, key: Any, value: Any) -> None:
+    """``x[key] = value``; recorded in the graph (CopySlices) when gradients flow."""
+    full, advanced = normalize_index(key, x.ndim)
+    tracked = STATE.enabled and (x._rg or (isinstance(value, Tensor) and value._rg))
+    if STATE.enabled and x.grad_fn is None and x._rg:
+        raise _autograd_error(INPLACE_LEAF_ERROR)
+    if not tracked:
+        x.data[full] = value.data if isinstance(value, Tensor) else value
+        return
+    before = wrap(x.data, x._rg, x.grad_fn)  # the pre-assignment version of x, for its grad
+    result = apply(OP["setitem"], before, _operand(value), index=full, advanced=advanced)
+    x.data = result.data
+    x.grad_fn = result.grad_fn
+    x._rg = True

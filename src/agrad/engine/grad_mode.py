@@ -1,0 +1,91 @@
+"""Grad mode: whether operations record a graph (PyTorch's no_grad & co.)."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class _GradState:
+    """Mutable holder read on every op; a plain attribute is the cheapest check."""
+
+    __slots__ = ("enabled",)
+
+    def __init__(self) -> None:
+        self.enabled = True
+
+
+STATE = _GradState()
+
+
+def is_grad_enabled() -> bool:
+    """True when operations on tensors that require grad record a graph."""
+    return STATE.enabled
+
+
+class set_grad_enabled:  # noqa: N801 - PyTorch's name
+    """Context manager, decorator or plain call that sets grad mode.
+
+    >>> with set_grad_enabled(False): ...
+    """
+
+    def __init__(self, mode: bool) -> None:
+        self.prev = STATE.enabled
+        self.mode = bool(mode)
+        STATE.enabled = self.mode
+
+    def __enter__(self) -> set_grad_enabled:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        STATE.enabled = self.prev
+
+    def __call__(self, fn: F) -> F:
+        # Used as a decorator: the constructor already flipped the mode; undo it.
+        STATE.enabled = self.prev
+        mode = self.mode
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            with set_grad_enabled(mode):
+                return fn(*args, **kwargs)
+
+        return wrapper  # type: ignore[return-value]
+
+
+class _GradModeContext:
+    """Base for no_grad / enable_grad: context manager and decorator."""
+
+    mode = True
+
+    def __enter__(self) -> None:
+        self.prev = STATE.enabled
+        STATE.enabled = self.mode
+
+    def __exit__(self, *exc: object) -> None:
+        STATE.enabled = self.prev
+
+    def __call__(self, fn: F) -> F:
+        mode = self.mode
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            with set_grad_enabled(mode):
+                return fn(*args, **kwargs)
+
+        return wrapper  # type: ignore[return-value]
+
+
+class no_grad(_GradModeContext):  # noqa: N801 - PyTorch's name
+    """Disable graph recording: `with agrad.no_grad(): ...` or `@agrad.no_grad()`."""
+
+    mode = False
+
+
+class enable_grad(_GradModeContext):  # noqa: N801 - PyTorch's name
+    """Re-enable graph recording inside a no_grad block."""
+
+    mode = True

@@ -1,0 +1,113 @@
+"""NumPy kernels: op forwards, and the array namespace VJP rules use in NumPy mode.
+
+VJP rules are written once against a namespace ``ns``: this module when the
+backward pass runs on plain arrays (fast), or `agrad.engine.functions` when
+``create_graph=True`` (each call records a node, so higher derivatives work).
+Both must define every name in `NAMESPACE`, with the same meaning.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+NAMESPACE = (
+    "exp", "log", "log1p", "sin", "cos", "sinh", "cosh", "sqrt", "abs", "sign", "sigmoid",
+    "where", "sum", "prod", "amax", "broadcast_to", "swapaxes", "matmul", "sum_to", "index_backward",
+    "astype", "permute",
+)  # fmt: skip
+
+exp = np.exp
+log = np.log
+log1p = np.log1p
+sin = np.sin
+cos = np.cos
+sinh = np.sinh
+cosh = np.cosh
+sqrt = np.sqrt
+abs = np.abs  # noqa: A001 - mirrors numpy's name on purpose
+sign = np.sign
+where = np.where
+broadcast_to = np.broadcast_to
+swapaxes = np.swapaxes
+matmul = np.matmul
+
+
+def sum(x, axis=None, keepdims=False):  # noqa: A001 - mirrors numpy's name
+    return np.sum(x, axis=axis, keepdims=keepdims)
+
+
+def prod(x, axis=None, keepdims=False):
+    return np.prod(x, axis=axis, keepdims=keepdims)
+
+
+def amax(x, axis=None, keepdims=False):
+    return np.amax(x, axis=axis, keepdims=keepdims)
+
+
+def astype(x, dtype):
+    return np.asarray(x).astype(dtype, copy=False)
+
+
+def permute(x, axes):
+    return np.transpose(x, axes)
+
+
+def sigmoid(x):
+    # Two branches so that neither exp overflows.
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
+
+
+def softplus(x, beta=1.0, threshold=20.0):
+    bx = x * beta
+    return np.where(bx > threshold, x, np.logaddexp(0.0, bx) / beta)
+
+
+def sum_to(x, shape):
+    """Sum a broadcast result back down to ``shape`` (the inverse of broadcasting)."""
+    shape = tuple(shape)
+    if x.shape == shape:
+        return x
+    lead = x.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(
+        lead + i for i, n in enumerate(shape) if n == 1 and x.shape[lead + i] != 1
+    )
+    out = np.sum(x, axis=axes, keepdims=True)
+    return out.reshape(shape) if lead else out
+
+
+def logsumexp(x, axis=None, keepdims=False):
+    m = np.amax(x, axis=axis, keepdims=True)
+    m = np.where(np.isfinite(m), m, 0.0)
+    with np.errstate(divide="ignore"):
+        out = np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True)) + m
+    return out if keepdims else _squeeze(out, axis, x.ndim)
+
+
+def softmax(x, axis=-1):
+    e = np.exp(x - np.amax(x, axis=axis, keepdims=True))
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+def log_softmax(x, axis=-1):
+    return x - logsumexp(x, axis=axis, keepdims=True)
+
+
+def _squeeze(out, axis, ndim):
+    if axis is None:
+        return out.reshape(())
+    return np.squeeze(out, axis=axis)
+
+
+def index_backward(g, shape, index, advanced=False):
+    """Scatter ``g`` into zeros of ``shape`` at ``index`` (the adjoint of indexing).
+
+    ``shape`` may carry leading batch dimensions that ``index`` does not name.
+    """
+    z = np.zeros(shape, dtype=np.result_type(g))
+    key = (Ellipsis, *index)
+    if advanced:
+        np.add.at(z, key, g)  # repeated indices must add up
+    else:
+        z[key] = g
+    return z

@@ -1,0 +1,76 @@
+"""Graph nodes: a `Node` is PyTorch's grad_fn, one per recorded operation."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class Node:
+    """The backward function of one op application (PyTorch's ``grad_fn``).
+
+    ``inputs`` are the op's operands (tensors or raw constants) as saved for the
+    vector-Jacobian product; ``next`` holds, per operand, the producer to send
+    its gradient to: a Node, a leaf Tensor that requires grad, or None.
+    """
+
+    __slots__ = ("op", "inputs", "params", "out", "next", "retained", "hooks", "freed", "__weakref__")
+
+    def __init__(self, op: Any, inputs: tuple, params: dict, out: Any, next_: tuple) -> None:
+        self.op = op
+        self.inputs = inputs
+        self.params = params
+        self.out = out
+        self.next = next_
+        self.retained = None  # the output Tensor, once retain_grad() was called on it
+        self.hooks: list | None = None
+        self.freed = False
+
+    def name(self) -> str:
+        """PyTorch's class name for this backward function, e.g. 'MulBackward0'."""
+        grad_fn = self.op.grad_fn
+        return grad_fn if isinstance(grad_fn, str) else grad_fn(self)
+
+    @property
+    def next_functions(self) -> tuple[tuple[Any, int], ...]:
+        """Per input: (Node, 0), (AccumulateGrad, 0) for a leaf, or (None, 0) for a constant."""
+        result = []
+        for target in self.next:
+            if target is None or isinstance(target, Node):
+                result.append((target, 0))
+            else:
+                result.append((AccumulateGrad.of(target), 0))
+        return tuple(result)
+
+    def register_hook(self, fn: Any) -> None:
+        """Call ``fn(grad)`` on the gradient arriving at this node; a returned value replaces it."""
+        if self.hooks is None:
+            self.hooks = []
+        self.hooks.append(fn)
+
+    def __repr__(self) -> str:
+        return f"<{self.name()} object at {id(self):#x}>"
+
+
+class AccumulateGrad:
+    """The sink that adds a gradient into a leaf's ``.grad`` (shown in next_functions)."""
+
+    __slots__ = ("variable", "__weakref__")
+
+    def __init__(self, variable: Any) -> None:
+        self.variable = variable
+
+    @classmethod
+    def of(cls, leaf: Any) -> AccumulateGrad:
+        # One per leaf, so identity comparisons in user code behave as in PyTorch.
+        acc = leaf._acc
+        if acc is None:
+            acc = leaf._acc = cls(leaf)
+        return acc
+
+    next_functions: tuple = ()
+
+    def name(self) -> str:
+        return "AccumulateGrad"
+
+    def __repr__(self) -> str:
+        return f"<AccumulateGrad object at {id(self):#x}>"

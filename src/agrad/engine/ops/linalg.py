@@ -1,0 +1,67 @@
+"""Matrix products. One `matmul` entry covers NumPy's 1-D, 2-D and batched rules;
+its grad_fn name follows PyTorch's (DotBackward0, MvBackward0, MmBackward0, ...)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...errors import AgradShapeError
+from .core import Case, Op, raw, register
+
+
+def _matmul_name(node):
+    a, b = (np.ndim(raw(x)) for x in node.inputs)
+    return {(1, 1): "DotBackward0", (2, 1): "MvBackward0", (2, 2): "MmBackward0",
+            (1, 2): "SqueezeBackward4"}.get((a, b), "UnsafeViewBackward0")  # fmt: skip
+
+
+def _matmul_vjp(ns, g, out, a, b, needs=(True, True)):
+    ga = gb = None
+    if a.ndim == 1 and b.ndim == 1:
+        ga, gb = g[..., None] * b, g[..., None] * a
+    elif a.ndim == 1:  # (k,) @ (..., k, n) -> (..., n)
+        if needs[0]:
+            ga = ns.matmul(g[..., None, :], ns.swapaxes(b, -1, -2))[..., 0, :]
+        if needs[1]:
+            gb = a[:, None] * g[..., None, :]
+    elif b.ndim == 1:  # (..., m, k) @ (k,) -> (..., m)
+        if needs[0]:
+            ga = g[..., :, None] * b
+        if needs[1]:
+            gb = ns.matmul(ns.swapaxes(a, -1, -2), g[..., :, None])[..., 0]
+    else:
+        if needs[0]:
+            ga = ns.matmul(g, ns.swapaxes(b, -1, -2))
+        if needs[1]:
+            gb = ns.matmul(ns.swapaxes(a, -1, -2), g)
+    return ga, gb
+
+
+def matmul_shape(a, b):
+    """NumPy's matmul shape rule, with an error that names both shapes."""
+    if not a or not b:
+        raise AgradShapeError(f"matmul: operands must have at least 1 dimension, got shapes "
+                              f"{tuple(a)} and {tuple(b)}; use * for scalars")
+    k_a = a[-1]
+    k_b = b[-2] if len(b) > 1 else b[0]
+    if k_a != k_b:
+        raise AgradShapeError(
+            f"matmul: shapes {tuple(a)} and {tuple(b)} are not aligned: {k_a} (last dimension "
+            f"of the left) != {k_b} ({'first' if len(b) == 1 else 'second-to-last'} dimension "
+            "of the right)"
+        )
+    try:
+        batch = np.broadcast_shapes(tuple(a[:-2]), tuple(b[:-2]))
+    except ValueError:
+        raise AgradShapeError(f"matmul: batch dimensions of {tuple(a)} and {tuple(b)} "
+                              "cannot be broadcast together") from None
+    rows = (a[-2],) if len(a) > 1 else ()
+    cols = (b[-1],) if len(b) > 1 else ()
+    return tuple(batch) + rows + cols
+
+
+register(
+    Op("matmul", _matmul_name, np.matmul, _matmul_vjp, matmul_shape, arity=2, needs_mask=True,
+       cases=(Case(((3,), (3,))), Case(((2, 3), (3,))), Case(((3,), (3, 2))),
+              Case(((2, 3), (3, 4))), Case(((2, 2, 3), (3, 4))), Case(((2, 2, 3), (1, 3, 2))))),
+)  # fmt: skip

@@ -1,0 +1,292 @@
+"""`Tensor`: a NumPy array plus PyTorch's autograd metadata.
+
+Operators and methods delegate to `agrad.engine.functions` (which goes through
+the op table); this module holds only the data model: leaves, ``grad``,
+``requires_grad``, ``grad_fn``, ``retain_grad`` and indexed assignment.
+"""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+from typing import Any
+
+import numpy as np
+
+from .dtypes import get_default_dtype
+from .grad_mode import STATE
+
+NON_LEAF_GRAD_WARNING = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
+    "attribute won't be populated during autograd.backward(). If you indeed want the .grad "
+    "field to be populated for a non-leaf Tensor, use .retain_grad() on the non-leaf Tensor. "
+    "If you access the non-leaf Tensor by mistake, make sure you access the leaf Tensor "
+    "instead. See github.com/pytorch/pytorch/pull/30531 for more informations."
+)
+INPLACE_LEAF_ERROR = "a leaf Variable that requires grad is being used in an in-place operation."
+FLOAT_ONLY_ERROR = "Only Tensors of floating point and complex dtype can require gradients"
+
+_new = object.__new__
+
+
+def wrap(data: np.ndarray, requires_grad: bool = False, grad_fn: Any = None) -> Tensor:
+    """The engine's fast constructor: no conversion, no checks."""
+    t = _new(Tensor)
+    t.data = data
+    t._rg = requires_grad
+    t.grad_fn = grad_fn
+    t._grad = None
+    t._acc = None
+    t._retains = False
+    t._hooks = None
+    return t
+
+
+class Tensor:
+    """An n-dimensional array that records the operations applied to it.
+
+    >>> w = agrad.tensor(1.0, requires_grad=True)
+    >>> (w * 3).backward(); w.grad
+    tensor(3.)
+    """
+
+    __slots__ = ("data", "_rg", "grad_fn", "_grad", "_acc", "_retains", "_hooks", "__weakref__")
+    __array_priority__ = 1000  # NumPy defers `ndarray * Tensor` to Tensor.__rmul__
+
+    def __init__(self, *args: Any, requires_grad: bool = False) -> None:
+        # torch.Tensor(data) or torch.Tensor(*sizes): default float dtype either way.
+        if len(args) == 1 and not isinstance(args[0], numbers.Integral):
+            data = np.array(_to_data(args[0]), dtype=get_default_dtype())
+        else:
+            data = np.zeros(tuple(int(n) for n in args), dtype=get_default_dtype())
+        self.data = data
+        self._rg = False
+        self.grad_fn = None
+        self._grad = None
+        self._acc = None
+        self._retains = False
+        self._hooks = None
+        if requires_grad:
+            self.requires_grad = True
+
+    # ---- autograd metadata --------------------------------------------------------------
+
+    @property
+    def requires_grad(self) -> bool:
+        return self._rg
+
+    @requires_grad.setter
+    def requires_grad(self, flag: bool) -> None:
+        if self.grad_fn is not None:
+            msg = "you can only change requires_grad flags of leaf variables."
+            if not flag:
+                msg += (" If you want to use a computed variable in a subgraph that doesn't "
+                        "require differentiation use var_no_grad = var.detach().")
+            raise _autograd_error(msg)
+        if flag and self.data.dtype.kind not in "fc":
+            raise _autograd_error(FLOAT_ONLY_ERROR)
+        self._rg = bool(flag)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        self.requires_grad = requires_grad
+        return self
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.grad_fn is None
+
+    @property
+    def grad(self) -> Tensor | None:
+        if self.grad_fn is not None and not self._retains:
+            warnings.warn(NON_LEAF_GRAD_WARNING, UserWarning, stacklevel=2)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value: Any) -> None:
+        if value is not None:
+            value = value if isinstance(value, Tensor) else wrap(np.asarray(value))
+            if value.shape != self.shape:
+                raise _autograd_error(
+                    f"assigned grad has data of a different size: {value.shape} vs {self.shape}"
+                )
+        self._grad = value
+
+    @property
+    def retains_grad(self) -> bool:
+        return self._retains
+
+    def retain_grad(self) -> None:
+        """Keep this non-leaf tensor's gradient in ``.grad`` after backward."""
+        if self.grad_fn is None:
+            if not self._rg:
+                raise _autograd_error("can't retain_grad on Tensor that has requires_grad=False")
+            return
+        self._retains = True
+        self.grad_fn.retained = self
+
+    def register_hook(self, hook: Any) -> None:
+        """Call ``hook(grad)`` when this tensor's gradient is computed; a result replaces it."""
+        if not self._rg:
+            raise _autograd_error(
+                "cannot register a hook on a tensor that doesn't require gradient"
+            )
+        if self.grad_fn is not None:
+            self.grad_fn.register_hook(hook)
+        else:
+            self._hooks = (self._hooks or []) + [hook]
+
+    def backward(
+        self,
+        gradient: Any = None,
+        retain_graph: bool | None = None,
+        create_graph: bool = False,
+        inputs: Any = None,
+    ) -> None:
+        """Accumulate d(self)/d(leaf) into every leaf's ``.grad`` (PyTorch's backward)."""
+        autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    def detach(self) -> Tensor:
+        """A new leaf sharing this data, cut from the graph."""
+        return wrap(self.data)
+
+    def detach_(self) -> Tensor:
+        self.grad_fn = None
+        self._rg = False
+        return self
+
+    # ---- array protocol -----------------------------------------------------------------
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self.data.shape
+
+    @property
+    def dtype(self) -> np.dtype:
+        return self.data.dtype
+
+    @property
+    def ndim(self) -> int:
+        return self.data.ndim
+
+    @property
+    def device(self) -> str:
+        return "cpu"
+
+    def size(self, dim: int | None = None) -> Any:
+        return self.data.shape if dim is None else self.data.shape[dim]
+
+    def dim(self) -> int:
+        return self.data.ndim
+
+    def numel(self) -> int:
+        return int(self.data.size)
+
+    def item(self) -> Any:
+        if self.data.size != 1:
+            raise F.AgradValueError(
+                f"a Tensor with {self.data.size} elements cannot be converted to Scalar"
+            )
+        return self.data.item()
+
+    def tolist(self) -> Any:
+        return self.data.tolist()
+
+    def numpy(self) -> np.ndarray:
+        if self._rg:
+            raise _autograd_error(
+                "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
+                "instead."
+            )
+        return self.data
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        return self.data if dtype is None else self.data.astype(dtype)
+
+    def __len__(self) -> int:
+        if self.data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self.data.shape[0]
+
+    def __iter__(self):
+        if self.data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self.data.shape[0]))
+
+    def __float__(self) -> float:
+        return float(self.item())
+
+    def __int__(self) -> int:
+        return int(self.item())
+
+    def __index__(self) -> int:
+        if self.data.dtype.kind not in "iub":
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self.item())
+
+    def __bool__(self) -> bool:
+        if self.data.size != 1:
+            raise RuntimeError(
+                f"Boolean value of Tensor with {'no values' if self.data.size == 0 else 'more than one value'} is ambiguous"
+            )
+        return bool(self.data)
+
+    __hash__ = object.__hash__
+
+    def __repr__(self) -> str:
+        return printing.tensor_repr(self)
+
+    def __format__(self, spec: str) -> str:
+        if self.data.ndim == 0 and spec:
+            return format(self.data.item(), spec)
+        return repr(self)
+
+    # ---- indexing ------------------------------------------------------------------------
+
+    def __getitem__(self, index: Any) -> Tensor:
+        return F.index(self, index)
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        F.setitem(self, index, value)
+
+    def _inplace(self, result: Tensor) -> Tensor:
+        """Make ``self`` hold ``result`` (same array object), as PyTorch's in-place ops."""
+        if STATE.enabled and self.grad_fn is None and self._rg:
+            raise _autograd_error(INPLACE_LEAF_ERROR)
+        self.data[...] = result.data
+        if result.grad_fn is not None:
+            self.grad_fn = result.grad_fn
+            self._rg = True
+        return self
+
+    def zero_(self) -> Tensor:
+        return self.fill_(0)
+
+    def fill_(self, value: Any) -> Tensor:
+        if STATE.enabled and self.grad_fn is None and self._rg:
+            raise _autograd_error(INPLACE_LEAF_ERROR)
+        self.data[...] = value
+        return self
+
+    def copy_(self, src: Any) -> Tensor:
+        return self._inplace(F.clone(src if isinstance(src, Tensor) else F.as_tensor(src)))
+
+
+def _to_data(value: Any) -> Any:
+    """Nested lists of tensors/numbers -> nested lists of numbers (for constructors)."""
+    if isinstance(value, Tensor):
+        return value.data
+    if isinstance(value, (list, tuple)):
+        return [_to_data(v) for v in value]
+    return value
+
+
+def _autograd_error(message: str) -> Exception:
+    from ..errors import AgradAutogradError
+
+    return AgradAutogradError(message)
+
+
+# Imported last: these modules need the Tensor class defined above.
+from . import autograd, printing  # noqa: E402
+from . import functions as F  # noqa: E402
+from . import methods  # noqa: E402, F401 - installs operators and methods on Tensor

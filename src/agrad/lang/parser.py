@@ -1,0 +1,323 @@
+"""Parse agrad source text into a flat `ParsedProgram` (see `agrad.lang.ir`).
+
+Lark's LALR parser calls `_Lowerer`'s methods at each reduction, bottom-up,
+from its own explicit stack: each call appends one instruction and returns
+its slot number. No tree is built and nothing recurses, so a 100,000-term
+sum or parentheses nested 10,000 deep lower without RecursionError.
+
+>>> program = parse("y = 2*x; sum(y)")
+>>> [instr.kind for instr in program.instrs]
+['CONST', 'NAME', 'BINARY', 'STORE', 'NAME', 'CALL']
+"""
+
+from __future__ import annotations
+
+import keyword
+import os
+import re
+import sys
+import threading
+from collections import deque
+from collections.abc import Iterator
+from importlib import resources
+from pathlib import Path
+
+from lark import Lark, Token
+from lark import __version__ as lark_version
+from lark.exceptions import UnexpectedInput, VisitError
+
+from agrad.errors import AgradError, AgradLimitError, AgradSyntaxError
+from agrad.lang import ir
+from agrad.lang.diagnostics import position, syntax_error, translate
+from agrad.lang.ir import Instr, ParsedProgram, Slice, Statement
+
+MAX_NESTING = 100_000
+
+_BOOLEANS = {"true": True, "false": False, "True": True, "False": False}
+_KEYWORD_HINTS = {
+    "import": "agrad cannot import anything; its functions are built in: call exp(x), sum(x)",
+    "from": "agrad cannot import anything; its functions are built in: call exp(x), sum(x)",
+    "def": "agrad has no function definitions; assign a variable instead: f = x**2",
+    "lambda": "agrad has no function definitions; assign a variable instead: f = x**2",
+    "if": "agrad has no conditionals; write where(condition, a, b)",
+    "else": "agrad has no conditionals; write where(condition, a, b)",
+    "for": "agrad has no loops; operations apply to whole tensors, e.g. sum(x**2)",
+    "while": "agrad has no loops; operations apply to whole tensors, e.g. sum(x**2)",
+    "and": "for 0/1 masks write a * b for 'and'",
+    "or": "for 0/1 masks write maximum(a, b) for 'or'",
+    "not": "for a 0/1 mask write 1 - m for 'not'",
+    "None": "None is only allowed in an index, where it adds an axis: x[:, None]",
+}
+# Inside an index the contextual lexer reads None as the NONE terminal, not a NAME.
+_KEYWORDS = frozenset(keyword.kwlist) - {"True", "False"}
+_BRACKET_OR_COMMENT = re.compile(r"[()\[\]]|#[^\n]*")  # brackets in comments do not count
+
+
+def parse(text: str) -> ParsedProgram:
+    """Parse and lower a program; raise `AgradSyntaxError` or `AgradLimitError`.
+
+    The result's ``output`` is the slot of the last statement's value.
+    """
+    _check_nesting(text)
+    lark, lowerer = _parser()
+    with _LOCK:  # the callbacks keep per-parse state in the one shared _Lowerer
+        lowerer.reset(text)
+        try:
+            lark.parse(text)
+        except UnexpectedInput as exc:
+            raise translate(exc, text) from None
+        except VisitError as exc:  # Lark may wrap callback errors; ours never need wrapping
+            if isinstance(exc.orig_exc, AgradError):
+                raise exc.orig_exc from None
+            raise AgradSyntaxError(f"cannot parse the program: {exc.orig_exc}") from exc
+        instrs, statements = tuple(lowerer.instrs), tuple(lowerer.statements)
+        lowerer.reset("")
+    if not statements:
+        raise AgradSyntaxError(
+            "the program is empty; write an expression such as 'sum(x**2)'", 1, 1, ""
+        )
+    return ParsedProgram(instrs, statements[-1].slot, text, statements)
+
+
+def grammar_text() -> str:
+    """The grammar: packaged in the wheel as agrad/lang/agrad.lark, else the repo's copy."""
+    try:
+        return (resources.files("agrad.lang") / "agrad.lark").read_text(encoding="utf-8")
+    except FileNotFoundError:
+        source = Path(__file__).resolve().parents[3] / "grammar" / "agrad.lark"
+        return source.read_text(encoding="utf-8")
+
+
+def _check_nesting(text: str) -> None:
+    """Refuse bracket nesting deeper than MAX_NESTING, before Lark allocates for it."""
+    if text.count("(") + text.count("[") <= MAX_NESTING:  # cheap: cannot nest that deep
+        return
+    depth = 0
+    for match in _BRACKET_OR_COMMENT.finditer(text):
+        char = match.group()[0]
+        if char in "([":
+            depth += 1
+            if depth > MAX_NESTING:
+                line, column = position(text, match.start())
+                raise AgradLimitError(
+                    f"line {line}, column {column}: brackets nest more than {MAX_NESTING:,} "
+                    "levels deep; assign inner parts to variables instead"
+                )
+        elif char in ")]":
+            depth = max(depth - 1, 0)
+
+
+_LOCK = threading.Lock()
+_PARSER: tuple[Lark, _Lowerer] | None = None
+
+
+def _parser() -> tuple[Lark, _Lowerer]:
+    """Build the Lark parser once per process (it is bound to one `_Lowerer`)."""
+    global _PARSER
+    with _LOCK:
+        if _PARSER is None:
+            lowerer = _Lowerer()
+            lark = Lark(
+                grammar_text(),
+                parser="lalr",
+                lexer="contextual",
+                transformer=lowerer,
+                postlex=_Postlex(lowerer),
+                maybe_placeholders=True,
+                cache=_cache_file() or False,
+            )
+            _PARSER = (lark, lowerer)
+        return _PARSER
+
+
+def _cache_file() -> str | None:
+    """A private file for Lark's analysed grammar (start-up 30 ms -> 6 ms), or None.
+
+    Not Lark's default of a guessable name in the shared temp directory: the
+    cache is a pickle. Lark checks the grammar's hash and rebuilds when stale.
+    """
+    try:
+        base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+        directory = base / "agrad"
+        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    except (OSError, RuntimeError):  # no home directory, or a read-only one
+        return None
+    version = f"{sys.version_info[0]}{sys.version_info[1]}"
+    return str(directory / f"grammar-lark{lark_version}-py{version}.cache")
+
+
+class _Postlex:
+    """Between lexer and parser: drop newlines inside brackets (line continuation),
+    reject Python keywords, and note where each statement starts."""
+
+    always_accept = ("_NL",)  # so the contextual lexer yields newlines inside brackets
+
+    def __init__(self, lowerer: _Lowerer) -> None:
+        self.lowerer = lowerer
+
+    def process(self, stream: Iterator[Token]) -> Iterator[Token]:
+        starts = self.lowerer.starts
+        depth = 0
+        at_start = True
+        for token in stream:
+            kind = token.type
+            if kind == "_NL" or kind == "_SEMI":
+                if depth and kind == "_NL":
+                    continue
+                at_start = at_start or not depth
+            else:
+                if at_start and not depth:
+                    starts.append((token.line, token.column))
+                    at_start = False
+                if kind == "LPAR" or kind == "LSQB":
+                    depth += 1
+                elif kind == "RPAR" or kind == "RSQB":
+                    depth = max(depth - 1, 0)
+                elif kind == "NAME" and token.value in _KEYWORDS:
+                    raise self._keyword_error(token)
+            yield token
+
+    def _keyword_error(self, token: Token) -> AgradSyntaxError:
+        hint = _KEYWORD_HINTS.get(token.value, "agrad is not Python; see the language reference")
+        message = f"'{token.value}' is a Python keyword, not part of agrad; {hint}"
+        return syntax_error(self.lowerer.text, message, token.line, token.column, token.end_column)
+
+
+class _Kwarg:
+    """A keyword argument on its way to `_Lowerer.call` (never a slot)."""
+
+    __slots__ = ("token", "slot")
+
+    def __init__(self, token: Token, slot: int) -> None:
+        self.token, self.slot = token, slot
+
+
+class _Lowerer:
+    """Lark callbacks, one per grammar alias; each appends instructions.
+
+    Method names are grammar rule aliases: Lark finds callbacks by name.
+    """
+
+    def __init__(self) -> None:
+        self.reset("")
+
+    def reset(self, text: str) -> None:
+        self.text = text
+        self.instrs: list[Instr] = []
+        self.statements: list[Statement] = []
+        self.starts: deque[tuple[int, int]] = deque()
+
+    def _emit(self, kind: ir.Kind, token: Token, **fields: object) -> int:
+        self.instrs.append(Instr(kind, token.line, token.column, token.end_column, **fields))
+        return len(self.instrs) - 1
+
+    def _error(self, message: str, token: Token) -> AgradSyntaxError:
+        return syntax_error(self.text, message, token.line, token.column, token.end_column)
+
+    def _statement(self, target: str | None, slot: int) -> int:
+        line, column = self.starts.popleft()
+        self.statements.append(Statement(target, line, column, slot))
+        return slot
+
+    # ---- statements
+    def expr_stmt(self, children: list) -> int:
+        return self._statement(None, children[0])
+
+    def assign(self, children: list) -> int:
+        target, value = children
+        self._check_target(target)
+        return self._statement(target.value, self._emit(ir.STORE, target, name=target.value, args=(value,)))
+
+    def assign_index(self, children: list) -> int:
+        target, bracket, *items, value = children
+        self._check_target(target)
+        items = self._index(items, bracket)
+        slot = self._emit(ir.STORE_INDEX, target, name=target.value, args=(value,), items=items)
+        return self._statement(target.value, slot)
+
+    def _check_target(self, target: Token) -> None:
+        if target.value in _BOOLEANS:
+            raise self._error(f"cannot assign to '{target.value}': it is a boolean constant", target)
+
+    # ---- operators
+    def binary(self, children: list) -> int:
+        lhs, op, rhs = children
+        return self._emit(ir.BINARY, op, op=op.value, args=(lhs, rhs))
+
+    def unary(self, children: list) -> int:
+        op, operand = children
+        return self._emit(ir.UNARY, op, op=op.value, args=(operand,))
+
+    # ---- atoms and postfix forms
+    def number(self, children: list) -> int:
+        return self._emit(ir.CONST, children[0], value=float(children[0].value))
+
+    def name(self, children: list) -> int:
+        token = children[0]
+        if token.value in _BOOLEANS:
+            return self._emit(ir.CONST, token, value=_BOOLEANS[token.value])
+        return self._emit(ir.NAME, token, name=token.value)
+
+    def list_literal(self, children: list) -> int:
+        bracket, *items = children
+        return self._emit(ir.LIST, bracket, args=tuple(items))
+
+    def call(self, children: list) -> int:
+        function, *arguments = children
+        args: list[int] = []
+        kwargs: dict[str, int] = {}
+        for argument in arguments:
+            if isinstance(argument, _Kwarg):
+                keyword_name = argument.token.value
+                if keyword_name in kwargs:
+                    raise self._error(f"keyword argument '{keyword_name}' repeated", argument.token)
+                kwargs[keyword_name] = argument.slot
+            elif kwargs:
+                instr = self.instrs[argument]
+                raise syntax_error(
+                    self.text,
+                    "positional argument follows a keyword argument; put positional ones first",
+                    instr.line,
+                    instr.column,
+                    instr.end_column,
+                )
+            else:
+                args.append(argument)
+        return self._emit(
+            ir.CALL, function, name=function.value, args=tuple(args), kwargs=tuple(kwargs.items())
+        )
+
+    def kwarg(self, children: list) -> _Kwarg:
+        return _Kwarg(children[0], children[1])
+
+    def index_name(self, children: list) -> int:
+        base = self.name(children[:1])
+        return self.index([base, *children[1:]])
+
+    def index(self, children: list) -> int:
+        base, bracket, *items = children
+        return self._emit(ir.INDEX, bracket, args=(base,), items=self._index(items, bracket))
+
+    def _index(self, items: list, bracket: Token) -> tuple[ir.IndexItem, ...]:
+        if sum(item is Ellipsis for item in items) > 1:
+            raise self._error("an index can only have a single '...'", bracket)
+        return tuple(items)
+
+    def attribute(self, children: list) -> int:
+        base, dot, attr = children
+        if attr.value != "T":
+            raise self._error(
+                f"'.{attr.value}': only '.T' is allowed after an expression; agrad has no "
+                "attributes or methods — call functions instead, e.g. sum(x)",
+                attr,
+            )
+        return self._emit(ir.TRANSPOSE, dot, args=(base,))
+
+    def slice_item(self, children: list) -> Slice:
+        return Slice(*children, *[None] * (3 - len(children)))
+
+    def ellipsis(self, children: list) -> object:
+        return Ellipsis
+
+    def newaxis(self, children: list) -> None:
+        return None
