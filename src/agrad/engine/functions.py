@@ -20,7 +20,16 @@ from .ops import TABLE, apply
 from .ops.shape import normalize_index
 from .tensor import INPLACE_LEAF_ERROR, Tensor, _autograd_error, _to_data, wrap
 
-__all__ = ["AgradValueError", "AgradShapeError"]
+# What `agrad` re-exports (agrad.exp, agrad.sum, ...).
+PUBLIC = (
+    "add sub mul div pow rsub square maximum minimum where clip clamp softplus neg negative exp "
+    "log log1p expm1 sqrt abs sign sin cos tan arcsin arccos arctan asin acos atan sinh cosh "
+    "tanh sigmoid relu reciprocal clone lt le gt ge eq ne less less_equal greater "
+    "greater_equal equal not_equal sum mean prod amax amin max min argmax argmin logsumexp "
+    "softmax log_softmax norm matmul dot mm mv outer reshape view flatten permute transpose "
+    "swapaxes t expand broadcast_to unsqueeze squeeze concat cat concatenate stack astype"
+).split()
+__all__ = list(PUBLIC)
 
 OP = TABLE  # short alias used below: OP["mul"]
 ValuesIndices = namedtuple("ValuesIndices", ["values", "indices"])

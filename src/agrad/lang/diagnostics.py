@@ -8,10 +8,12 @@ offers `caret_snippet` so the runtime can point at an operator the same way.
 from __future__ import annotations
 
 import re
-
-from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
+from typing import TYPE_CHECKING
 
 from agrad.errors import AgradSyntaxError
+
+if TYPE_CHECKING:
+    from lark.exceptions import UnexpectedInput
 
 SNIPPET_WIDTH = 80  # long lines (a 100,000-term sum) are cut to a window around the caret
 
@@ -119,14 +121,14 @@ def describe_expected(expected: set[str]) -> str:
     """Lark terminal names as words: 'an operator, ')' or the end of the statement'."""
     pending = set(expected)
     phrases = []
-    operand = _OPERAND <= pending and not {"STAR", "SLASH"} & pending
+    operand = pending >= _OPERAND and not {"STAR", "SLASH"} & pending
     if operand:
         pending -= _OPERAND | {"PLUS", "MINUS"}
         phrases.append("an expression" if pending else "a number, a name, '(' or '['")
-    if _OPERATORS <= pending:
+    if pending >= _OPERATORS:
         phrases.append("an operator")
         pending -= _OPERATORS | {"COMPARE", "DOT", "LSQB", "LPAR"}
-    has_end = _STATEMENT_END <= pending
+    has_end = pending >= _STATEMENT_END
     pending -= _STATEMENT_END if has_end else set()
     phrases += [_NAMES.get(name, name) for name in sorted(pending, key=lambda n: _ORDER.get(n, 99))]
     if has_end:
@@ -157,6 +159,8 @@ def _where_opened(text: str, offset: int, line: int) -> str:
 
 def translate(exc: UnexpectedInput, text: str) -> AgradSyntaxError:
     """Turn one of Lark's parse errors into a friendly `AgradSyntaxError`."""
+    from lark.exceptions import UnexpectedCharacters, UnexpectedToken  # lark loads with parser
+
     if isinstance(exc, UnexpectedCharacters):
         char = text[exc.pos_in_stream]
         hint = _CHAR_HINTS.get(char)
@@ -180,7 +184,8 @@ def translate(exc: UnexpectedInput, text: str) -> AgradSyntaxError:
             where = _where_opened(text, offset, line)
             closer = _CLOSER[opener]
             if f"'{closer}'" in wanted:
-                message = f"unexpected end of input; expected '{closer}' to close '{opener}' opened at {where}"
+                message = f"unexpected end of input; expected '{closer}' to close '{opener}'"
+                message += f" opened at {where}"
             else:
                 message += f"; the '{opener}' opened at {where} is still open"
         return syntax_error(text, message, line, column)
@@ -213,8 +218,9 @@ def translate(exc: UnexpectedInput, text: str) -> AgradSyntaxError:
         start = token.start_pos - 1
         while start and text[start - 1] in "0123456789.eE":
             start -= 1
-        message = f"malformed number '{text[start : token.end_pos]}'"
-        column -= token.start_pos - start
-    elif token.type in _OPERAND and "NUMBER" not in expected:
+        if not (start and (text[start - 1].isalnum() or text[start - 1] == "_")):  # not x2.3
+            message = f"malformed number '{text[start : token.end_pos]}'"
+            column -= token.start_pos - start
+    if token.type in _OPERAND and "STAR" in expected and not message.startswith("malformed"):
         message += "; is an operator such as '*' missing?"
     return syntax_error(text, message, line, column, end)

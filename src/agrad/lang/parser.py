@@ -46,7 +46,6 @@ _KEYWORD_HINTS = {
     "and": "for 0/1 masks write a * b for 'and'",
     "or": "for 0/1 masks write maximum(a, b) for 'or'",
     "not": "for a 0/1 mask write 1 - m for 'not'",
-    "None": "None is only allowed in an index, where it adds an axis: x[:, None]",
 }
 # Inside an index the contextual lexer reads None as the NONE terminal, not a NAME.
 _KEYWORDS = frozenset(keyword.kwlist) - {"True", "False"}
@@ -178,8 +177,11 @@ class _Postlex:
             yield token
 
     def _keyword_error(self, token: Token) -> AgradSyntaxError:
-        hint = _KEYWORD_HINTS.get(token.value, "agrad is not Python; see the language reference")
-        message = f"'{token.value}' is a Python keyword, not part of agrad; {hint}"
+        if token.value == "None":
+            message = "'None' is only allowed in an index, where it adds an axis: x[:, None]"
+        else:
+            hint = _KEYWORD_HINTS.get(token.value, "agrad is not Python")
+            message = f"'{token.value}' is a Python keyword, not part of agrad; {hint}"
         return syntax_error(self.lowerer.text, message, token.line, token.column, token.end_column)
 
 
@@ -226,7 +228,8 @@ class _Lowerer:
     def assign(self, children: list) -> int:
         target, value = children
         self._check_target(target)
-        return self._statement(target.value, self._emit(ir.STORE, target, name=target.value, args=(value,)))
+        slot = self._emit(ir.STORE, target, name=target.value, args=(value,))
+        return self._statement(target.value, slot)
 
     def assign_index(self, children: list) -> int:
         target, bracket, *items, value = children
@@ -237,7 +240,7 @@ class _Lowerer:
 
     def _check_target(self, target: Token) -> None:
         if target.value in _BOOLEANS:
-            raise self._error(f"cannot assign to '{target.value}': it is a boolean constant", target)
+            raise self._error(f"cannot assign to '{target.value}', a boolean constant", target)
 
     # ---- operators
     def binary(self, children: list) -> int:

@@ -1,0 +1,40 @@
+"""agrad: autograd with PyTorch's semantics on NumPy, and a command-line gradient checker.
+
+``import agrad as torch`` runs PyTorch autograd tutorials unchanged::
+
+    w = agrad.tensor(1.0, requires_grad=True)
+    loss = ((w * agrad.tensor([1., 2.]) - agrad.tensor([5., 7.])) ** 2).sum()
+    loss.backward()            # w.grad == tensor(-28.)
+"""
+
+from __future__ import annotations
+
+from . import autograd, optim
+from .engine import functions as _functions
+from .engine.creation import (
+    arange, empty, empty_like, eye, from_numpy, full, full_like, linspace, manual_seed, ones,
+    ones_like, rand, rand_like, randn, randn_like, seed, tensor, zeros, zeros_like,
+)  # fmt: skip
+from .engine.dtypes import DTYPES as _DTYPES
+from .engine.dtypes import get_default_dtype, set_default_dtype
+from .engine.functions import *  # noqa: F403 - agrad.exp, agrad.sum, ... (see __all__ there)
+from .engine.functions import as_tensor
+from .engine.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .engine.tensor import Tensor
+from .errors import (
+    AgradError, AgradLimitError, AgradNameError, AgradShapeError, AgradSyntaxError,
+    AgradValueError,
+)  # fmt: skip
+
+__version__ = "0.1.0"
+
+globals().update(_DTYPES)  # agrad.float32, agrad.float, agrad.double, agrad.int64, ...
+
+__all__ = [
+    "AgradError", "AgradLimitError", "AgradNameError", "AgradShapeError", "AgradSyntaxError",
+    "AgradValueError", "Tensor", "arange", "as_tensor", "autograd", "empty", "empty_like",
+    "enable_grad", "eye", "from_numpy", "full", "full_like", "get_default_dtype",
+    "is_grad_enabled", "linspace", "manual_seed", "no_grad", "ones", "ones_like", "optim",
+    "rand", "rand_like", "randn", "randn_like", "seed", "set_default_dtype",
+    "set_grad_enabled", "tensor", "zeros", "zeros_like", *_functions.PUBLIC,
+]  # fmt: skip

@@ -1,0 +1,1 @@
+"""agrad.check: finite differences and gradient reports (prints nothing)."""

@@ -1,0 +1,130 @@
+"""torch.autograd.functional: jacobian, hessian, vjp, jvp — built on one backward pass.
+
+A Jacobian takes ONE backward pass: the identity is pushed through the VJPs as a
+batch of one-hot cotangents (a leading batch dimension every rule carries), not
+one Python-level backward per output element.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .autograd import grad, run_backward
+from .grad_mode import set_grad_enabled
+from .tensor import Tensor, wrap
+
+
+def _prepare(inputs: Any) -> tuple[tuple[Tensor, ...], bool]:
+    is_tuple = isinstance(inputs, (tuple, list))
+    items = tuple(inputs) if is_tuple else (inputs,)
+    prepared = []
+    for x in items:
+        if not isinstance(x, Tensor):
+            raise TypeError(f"expected Tensors as inputs, got {type(x).__name__}")
+        t = wrap(x.data, x.data.dtype.kind in "fc")
+        prepared.append(t)
+    return tuple(prepared), is_tuple
+
+
+def _outputs(func: Callable, inputs: tuple[Tensor, ...]) -> tuple[tuple[Tensor, ...], bool]:
+    with set_grad_enabled(True):
+        out = func(*inputs)
+    is_tuple = isinstance(out, (tuple, list))
+    return (tuple(out) if is_tuple else (out,)), is_tuple
+
+
+def batched_jacobian(out: Tensor, inputs: tuple[Tensor, ...], create_graph: bool = False,
+                     retain_graph: bool = True) -> list[Any]:
+    """d out / d input for each input, shaped out.shape + input.shape (None if unused)."""
+    n = out.data.size
+    seed = np.eye(n, dtype=out.dtype).reshape((n, *out.shape))
+    if not out._rg:
+        return [None for _ in inputs]
+    seed_arg = wrap(seed) if create_graph else seed
+    grads = run_backward([out], [seed_arg], retain_graph=retain_graph,
+                         create_graph=create_graph, inputs=list(inputs), batch=1)
+    result = []
+    for x, g in zip(inputs, grads):  # type: ignore[arg-type]
+        if g is None:
+            result.append(None)
+        else:
+            shaped = g.reshape(out.shape + x.shape)
+            result.append(shaped if isinstance(shaped, Tensor) else wrap(np.asarray(shaped)))
+    return result
+
+
+def _zeros_for(out: Tensor, x: Tensor) -> Tensor:
+    return wrap(np.zeros(out.shape + x.shape, dtype=np.result_type(out.data, x.data)))
+
+
+def jacobian(func: Callable, inputs: Any, create_graph: bool = False, strict: bool = False,
+             vectorize: bool = False, strategy: str = "reverse-mode") -> Any:
+    """The Jacobian of ``func`` at ``inputs``: shape output.shape + input.shape."""
+    ins, in_tuple = _prepare(inputs)
+    outs, out_tuple = _outputs(func, ins)
+    rows = []
+    for out in outs:
+        blocks = batched_jacobian(out, ins, create_graph)
+        rows.append(tuple(_zeros_for(out, x) if b is None else b for x, b in zip(ins, blocks)))
+    if not out_tuple:
+        return rows[0] if in_tuple else rows[0][0]
+    return tuple(r if in_tuple else r[0] for r in rows)
+
+
+def hessian(func: Callable, inputs: Any, create_graph: bool = False, strict: bool = False,
+            vectorize: bool = False, outer_jacobian_strategy: str = "reverse-mode") -> Any:
+    """The Hessian of a scalar ``func``: shape input.shape + input.shape."""
+    ins, in_tuple = _prepare(inputs)
+    outs, _ = _outputs(func, ins)
+    (out,) = outs
+    if out.data.size != 1:
+        raise RuntimeError("The function given to hessian should return a single element Tensor")
+    out = out.reshape(())
+    grads = grad(out, ins, create_graph=True, allow_unused=True)
+    rows = []
+    for x, g in zip(ins, grads):
+        if g is None or not g._rg:
+            rows.append(tuple(wrap(np.zeros(x.shape + y.shape, dtype=x.dtype)) for y in ins))
+            continue
+        blocks = batched_jacobian(g, ins, create_graph)
+        rows.append(tuple(_zeros_for(g, y) if b is None else b for y, b in zip(ins, blocks)))
+    return tuple(rows) if in_tuple else rows[0][0]
+
+
+def vjp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
+        strict: bool = False) -> tuple[Any, Any]:
+    """(func(inputs), v^T J): a vector-Jacobian product."""
+    ins, in_tuple = _prepare(inputs)
+    outs, out_tuple = _outputs(func, ins)
+    vs = list(v) if isinstance(v, (tuple, list)) else [v] * len(outs)
+    grads = grad(list(outs), ins, grad_outputs=vs, create_graph=create_graph, allow_unused=True,
+                 retain_graph=True)
+    grads = tuple(wrap(np.zeros_like(x.data)) if g is None else g for x, g in zip(ins, grads))
+    result = outs if out_tuple else outs[0]
+    detached = tuple(o.detach() for o in result) if out_tuple else result.detach()
+    return detached, grads if in_tuple else grads[0]
+
+
+def jvp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
+        strict: bool = False) -> tuple[Any, Any]:
+    """(func(inputs), J v): a Jacobian-vector product, by differentiating a VJP in its
+    cotangent (the VJP is linear in it, so its derivative is exactly J v)."""
+    ins, in_tuple = _prepare(inputs)
+    outs, out_tuple = _outputs(func, ins)
+    vs = tuple(v) if isinstance(v, (tuple, list)) else (v,)
+    if v is None:
+        vs = tuple(wrap(np.ones_like(x.data)) for x in ins)
+    dummies = [wrap(np.zeros_like(o.data), True) for o in outs]
+    g = grad(list(outs), ins, grad_outputs=dummies, create_graph=True, allow_unused=True)
+    pairs = [(gi, vi) for gi, vi in zip(g, vs) if gi is not None and gi._rg]
+    if pairs:
+        results = grad([p[0] for p in pairs], dummies, grad_outputs=[p[1] for p in pairs],
+                       create_graph=create_graph, allow_unused=True)
+    else:
+        results = (None,) * len(outs)
+    jv = tuple(wrap(np.zeros_like(o.data)) if r is None else r for o, r in zip(outs, results))
+    detached = tuple(o.detach() for o in outs)
+    return (detached if out_tuple else detached[0]), (jv if out_tuple else jv[0])

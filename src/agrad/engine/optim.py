@@ -1,0 +1,121 @@
+"""Optimizers with PyTorch's update formulas: SGD (momentum, dampening, weight decay,
+Nesterov, maximize) and Adam (with AMSGrad and weight decay)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .grad_mode import no_grad
+from .tensor import Tensor
+
+
+class Optimizer:
+    """Base: parameter groups, per-parameter state, and zero_grad()."""
+
+    def __init__(self, params: Any, defaults: dict[str, Any]) -> None:
+        params = list(params)
+        if not params:
+            raise ValueError("optimizer got an empty parameter list")
+        groups = params if isinstance(params[0], dict) else [{"params": params}]
+        self.defaults = defaults
+        self.param_groups: list[dict[str, Any]] = []
+        for group in groups:
+            full = {**defaults, **group, "params": list(group["params"])}
+            self.param_groups.append(full)
+        self.state: dict[int, dict[str, Any]] = {}
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p._grad is None:
+                    continue
+                if set_to_none:
+                    p._grad = None
+                else:
+                    p._grad.data = np.zeros_like(p._grad.data)
+
+    def _params_with_grad(self, group: dict[str, Any]):
+        for p in group["params"]:
+            if p._grad is not None:
+                yield p, p._grad.data, self.state.setdefault(id(p), {})
+
+
+class SGD(Optimizer):
+    """Stochastic gradient descent, as torch.optim.SGD:
+
+    g = grad + weight_decay * p;  buf = momentum * buf + (1 - dampening) * g  (buf = g at
+    the first step);  g = g + momentum * buf if nesterov else buf;  p -= lr * g
+    """
+
+    def __init__(self, params: Any, lr: float = 1e-3, momentum: float = 0.0,
+                 dampening: float = 0.0, weight_decay: float = 0.0, nesterov: bool = False,
+                 *, maximize: bool = False) -> None:
+        if lr < 0 or momentum < 0 or weight_decay < 0:
+            raise ValueError("lr, momentum and weight_decay must be >= 0")
+        if nesterov and (momentum <= 0 or dampening != 0):
+            raise ValueError("Nesterov momentum requires a momentum and zero dampening")
+        super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
+                                      weight_decay=weight_decay, nesterov=nesterov,
+                                      maximize=maximize))
+
+    @no_grad()
+    def step(self, closure: Any = None) -> Any:
+        loss = closure() if closure is not None else None
+        for group in self.param_groups:
+            lr, mom, damp = group["lr"], group["momentum"], group["dampening"]
+            for p, g, state in self._params_with_grad(group):
+                g = -g if group["maximize"] else g
+                if group["weight_decay"]:
+                    g = g + group["weight_decay"] * p.data
+                if mom:
+                    buf = state.get("momentum_buffer")
+                    if buf is None:
+                        buf = np.array(g, copy=True)
+                    else:
+                        buf = mom * buf + (1 - damp) * g
+                    state["momentum_buffer"] = buf
+                    g = g + mom * buf if group["nesterov"] else buf
+                p.data -= lr * g
+        return loss
+
+
+class Adam(Optimizer):
+    """Adam, as torch.optim.Adam (bias-corrected moments; optional AMSGrad)."""
+
+    def __init__(self, params: Any, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
+                 eps: float = 1e-8, weight_decay: float = 0.0, amsgrad: bool = False,
+                 *, maximize: bool = False) -> None:
+        if lr < 0 or eps < 0 or not (0 <= betas[0] < 1 and 0 <= betas[1] < 1):
+            raise ValueError("invalid Adam hyper-parameters")
+        super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
+                                      amsgrad=amsgrad, maximize=maximize))
+
+    @no_grad()
+    def step(self, closure: Any = None) -> Any:
+        loss = closure() if closure is not None else None
+        for group in self.param_groups:
+            beta1, beta2 = group["betas"]
+            for p, g, state in self._params_with_grad(group):
+                g = -g if group["maximize"] else g
+                if group["weight_decay"]:
+                    g = g + group["weight_decay"] * p.data
+                if not state:
+                    state.update(step=0, exp_avg=np.zeros_like(p.data),
+                                 exp_avg_sq=np.zeros_like(p.data))
+                    if group["amsgrad"]:
+                        state["max_exp_avg_sq"] = np.zeros_like(p.data)
+                state["step"] += 1
+                t = state["step"]
+                m = state["exp_avg"] = state["exp_avg"] + (1 - beta1) * (g - state["exp_avg"])
+                v = state["exp_avg_sq"] = beta2 * state["exp_avg_sq"] + (1 - beta2) * g * g
+                if group["amsgrad"]:
+                    v = state["max_exp_avg_sq"] = np.maximum(state["max_exp_avg_sq"], v)
+                bias1, bias2 = 1 - beta1**t, 1 - beta2**t
+                denom = np.sqrt(v) / np.sqrt(bias2) + group["eps"]
+                p.data -= (group["lr"] / bias1) * (m / denom)
+        return loss
+
+
+__all__ = ["Optimizer", "SGD", "Adam", "Tensor"]
