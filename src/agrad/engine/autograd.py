@@ -105,7 +105,7 @@ def _prune(order: list[Node], wanted_nodes: set[int], wanted_leaves: set[int]) -
 def run_backward(
     outputs: Sequence[Tensor],
     grad_outputs: Sequence[Any],
-    retain_graph: bool = False,
+    retain_graph: bool | None = None,
     create_graph: bool = False,
     inputs: Sequence[Tensor] | None = None,
     batch: int = 0,
@@ -116,6 +116,8 @@ def run_backward(
     ``batch`` leading dimensions of the seeds are independent cotangents (Jacobian rows).
     """
     outputs = list(outputs)
+    if retain_graph is None:
+        retain_graph = create_graph  # a recorded backward graph reads the saved values later
     seeds = _seed(outputs, list(grad_outputs), batch, create_graph)
     ns = functions if create_graph else kernels
     capture = inputs is not None
@@ -187,9 +189,17 @@ def _node_vjp(node: Node, g: Any, ns: Any, create_graph: bool, batch: int) -> li
         if child is not None and gi is not None:
             shape = lead + x.shape
             if gi.shape != shape:
-                gi = ns.sum_to(gi, shape)
+                gi = _unbroadcast(ns, gi, shape, batch)
         result.append(gi)
     return result
+
+
+def _unbroadcast(ns: Any, g: Any, shape: tuple, batch: int) -> Any:
+    """Sum ``g`` down to ``shape``; the first ``batch`` axes are rows, never summed."""
+    extra = g.ndim - len(shape)
+    if extra and batch:
+        g = ns.sum(g, axis=tuple(range(batch, batch + extra)))
+    return ns.sum_to(g, shape) if g.shape != shape else g
 
 
 def _free(node: Node) -> None:

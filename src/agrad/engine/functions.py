@@ -25,7 +25,7 @@ PUBLIC = (
     "add sub mul div pow rsub square maximum minimum where clip clamp softplus neg negative exp "
     "log log1p expm1 sqrt abs sign sin cos tan arcsin arccos arctan asin acos atan sinh cosh "
     "tanh sigmoid relu reciprocal clone lt le gt ge eq ne less less_equal greater "
-    "greater_equal equal not_equal sum mean prod amax amin max min argmax argmin logsumexp "
+    "greater_equal equal not_equal logical_and logical_or logical_xor logical_not sum mean prod amax amin max min argmax argmin logsumexp "
     "softmax log_softmax norm matmul dot mm mv outer reshape view flatten permute transpose "
     "swapaxes t expand broadcast_to unsqueeze squeeze concat cat concatenate stack astype"
 ).split()
@@ -163,6 +163,13 @@ def _compare(name: str):
 
 lt, le, gt, ge, eq, ne = (_compare(n) for n in ("lt", "le", "gt", "ge", "eq", "ne"))
 less, less_equal, greater, greater_equal, equal, not_equal = lt, le, gt, ge, eq, ne
+logical_and, logical_or, logical_xor = (
+    _compare(n) for n in ("logical_and", "logical_or", "logical_xor")
+)
+
+
+def logical_not(x: Any) -> Tensor:
+    return wrap(np.logical_not(_first(x).data))
 
 # ---- reductions -------------------------------------------------------------------------
 

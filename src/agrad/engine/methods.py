@@ -30,6 +30,10 @@ OPERATORS = {
     "__ge__": F.ge,
     "__eq__": F.eq,
     "__ne__": F.ne,
+    "__and__": F.logical_and,
+    "__or__": F.logical_or,
+    "__xor__": F.logical_xor,
+    "__invert__": F.logical_not,
 }
 
 # Methods whose first argument is the tensor itself, under PyTorch's names.

@@ -7,12 +7,14 @@ offers `caret_snippet` so the runtime can point at an operator the same way.
 
 from __future__ import annotations
 
+import keyword
 import re
 from typing import TYPE_CHECKING
 
 from agrad.errors import AgradSyntaxError
 
 if TYPE_CHECKING:
+    from lark import Token
     from lark.exceptions import UnexpectedInput
 
 SNIPPET_WIDTH = 80  # long lines (a 100,000-term sum) are cut to a window around the caret
@@ -48,6 +50,22 @@ _ORDER = {name: i for i, name in enumerate(_NAMES)}
 _OPERAND = frozenset({"NUMBER", "NAME", "LPAR", "LSQB"})
 _OPERATORS = frozenset({"PLUS", "MINUS", "STAR", "SLASH", "AT", "POW"})
 _STATEMENT_END = frozenset({"_NL", "_SEMI", "$END"})
+
+KEYWORD_HINTS = {
+    "import": "agrad cannot import anything; its functions are built in: call exp(x), sum(x)",
+    "from": "agrad cannot import anything; its functions are built in: call exp(x), sum(x)",
+    "def": "agrad has no function definitions; assign a variable instead: f = x**2",
+    "lambda": "agrad has no function definitions; assign a variable instead: f = x**2",
+    "if": "agrad has no conditionals; write where(condition, a, b)",
+    "else": "agrad has no conditionals; write where(condition, a, b)",
+    "for": "agrad has no loops; operations apply to whole tensors, e.g. sum(x**2)",
+    "while": "agrad has no loops; operations apply to whole tensors, e.g. sum(x**2)",
+    "and": "for 0/1 masks write a * b for 'and'",
+    "or": "for 0/1 masks write maximum(a, b) for 'or'",
+    "not": "for a 0/1 mask write 1 - m for 'not'",
+}
+# Inside an index the contextual lexer reads None as the NONE terminal, not a NAME.
+KEYWORDS = frozenset(keyword.kwlist) - {"True", "False"}
 
 _CHAR_HINTS = {
     "'": "agrad has no strings",
@@ -150,6 +168,16 @@ def _describe_token(kind: str, value: str) -> str:
     return f"'{value}'"
 
 
+def keyword_error(text: str, token: Token) -> AgradSyntaxError:
+    """A Python keyword where agrad expects a name: say what agrad offers instead."""
+    if token.value == "None":
+        message = "'None' is only allowed in an index, where it adds an axis: x[:, None]"
+    else:
+        hint = KEYWORD_HINTS.get(token.value, "agrad is not Python")
+        message = f"'{token.value}' is a Python keyword, not part of agrad; {hint}"
+    return syntax_error(text, message, token.line, token.column, token.end_column)
+
+
 def _where_opened(text: str, offset: int, line: int) -> str:
     open_line, open_column = position(text, offset)
     if open_line == line:
@@ -189,6 +217,8 @@ def translate(exc: UnexpectedInput, text: str) -> AgradSyntaxError:
             else:
                 message += f"; the '{opener}' opened at {where} is still open"
         return syntax_error(text, message, line, column)
+    if token.type == "NAME" and token.value in KEYWORDS:  # the lexer saw it before postlex
+        return keyword_error(text, token)
     line, column, end = token.line, token.column, token.end_column
     found = _describe_token(token.type, str(token))
     message = f"unexpected {found}; expected {wanted}"

@@ -12,7 +12,6 @@ sum or parentheses nested 10,000 deep lower without RecursionError.
 
 from __future__ import annotations
 
-import keyword
 import os
 import re
 import sys
@@ -28,27 +27,12 @@ from lark.exceptions import UnexpectedInput, VisitError
 
 from agrad.errors import AgradError, AgradLimitError, AgradSyntaxError
 from agrad.lang import ir
-from agrad.lang.diagnostics import position, syntax_error, translate
+from agrad.lang.diagnostics import KEYWORDS, keyword_error, position, syntax_error, translate
 from agrad.lang.ir import Instr, ParsedProgram, Slice, Statement
 
 MAX_NESTING = 100_000
 
 _BOOLEANS = {"true": True, "false": False, "True": True, "False": False}
-_KEYWORD_HINTS = {
-    "import": "agrad cannot import anything; its functions are built in: call exp(x), sum(x)",
-    "from": "agrad cannot import anything; its functions are built in: call exp(x), sum(x)",
-    "def": "agrad has no function definitions; assign a variable instead: f = x**2",
-    "lambda": "agrad has no function definitions; assign a variable instead: f = x**2",
-    "if": "agrad has no conditionals; write where(condition, a, b)",
-    "else": "agrad has no conditionals; write where(condition, a, b)",
-    "for": "agrad has no loops; operations apply to whole tensors, e.g. sum(x**2)",
-    "while": "agrad has no loops; operations apply to whole tensors, e.g. sum(x**2)",
-    "and": "for 0/1 masks write a * b for 'and'",
-    "or": "for 0/1 masks write maximum(a, b) for 'or'",
-    "not": "for a 0/1 mask write 1 - m for 'not'",
-}
-# Inside an index the contextual lexer reads None as the NONE terminal, not a NAME.
-_KEYWORDS = frozenset(keyword.kwlist) - {"True", "False"}
 _BRACKET_OR_COMMENT = re.compile(r"[()\[\]]|#[^\n]*")  # brackets in comments do not count
 
 
@@ -172,17 +156,9 @@ class _Postlex:
                     depth += 1
                 elif kind == "RPAR" or kind == "RSQB":
                     depth = max(depth - 1, 0)
-                elif kind == "NAME" and token.value in _KEYWORDS:
-                    raise self._keyword_error(token)
+                elif kind == "NAME" and token.value in KEYWORDS:
+                    raise keyword_error(self.lowerer.text, token)
             yield token
-
-    def _keyword_error(self, token: Token) -> AgradSyntaxError:
-        if token.value == "None":
-            message = "'None' is only allowed in an index, where it adds an axis: x[:, None]"
-        else:
-            hint = _KEYWORD_HINTS.get(token.value, "agrad is not Python")
-            message = f"'{token.value}' is a Python keyword, not part of agrad; {hint}"
-        return syntax_error(self.lowerer.text, message, token.line, token.column, token.end_column)
 
 
 class _Kwarg:

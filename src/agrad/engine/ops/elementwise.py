@@ -213,7 +213,8 @@ def _div_vjp(ns, g, out, a, b, **_):
 def _pow_vjp(ns, g, out, a, b, **_):
     # PyTorch masks the exponent's gradient where base == 0 and exponent >= 0.
     ga = g * (b * a ** (b - 1.0))
-    log_a = ns.where((a == 0) & (b >= 0), 0.0, ns.log(ns.where(a == 0, 1.0, a)))
+    base_zero = raw(a) == 0
+    log_a = ns.where(base_zero & (raw(b) >= 0), 0.0, ns.log(ns.where(base_zero, 1.0, a)))
     return ga, g * out * log_a
 
 
@@ -278,6 +279,7 @@ register(
 COMPARISONS = {
     "lt": np.less, "le": np.less_equal, "gt": np.greater,
     "ge": np.greater_equal, "eq": np.equal, "ne": np.not_equal,
+    "logical_and": np.logical_and, "logical_or": np.logical_or, "logical_xor": np.logical_xor,
 }  # fmt: skip
 
 register(

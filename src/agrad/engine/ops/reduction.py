@@ -7,6 +7,8 @@ dimensions of the cotangent (Jacobian rows) ride along untouched.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import kernels
@@ -47,7 +49,7 @@ def _mean_forward(x, axis=None, keepdims=False):
 
 
 def _mean_vjp(ns, g, out, x, axis=None, keepdims=False):
-    count = max(np.size(x), 1) // max(np.size(out), 1)
+    count = max(math.prod(x.shape), 1) // max(math.prod(out.shape), 1)
     return (_expand(ns, g, x, axis, out.ndim) / float(count),)
 
 

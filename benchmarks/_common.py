@@ -1,0 +1,192 @@
+"""Shared helpers for the benchmark scripts: environment header, timing, tables, JSON.
+
+Every benchmark script sets OMP/OPENBLAS/MKL_NUM_THREADS=1 itself, as its very
+first statements, *before* importing this module (which imports NumPy).
+"""
+
+from __future__ import annotations
+
+import datetime
+import gc
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    if os.environ.get(_var) != "1":  # a script forgot to pin threads before importing NumPy
+        raise RuntimeError(f"{_var} must be set to 1 before numpy is imported")
+
+import numpy as np  # noqa: E402
+
+# `python benchmarks/X.py` from a checkout works without PYTHONPATH=src.
+_SRC = Path(__file__).resolve().parent.parent / "src"
+try:
+    import agrad  # noqa: F401
+except ImportError:
+    sys.path.insert(0, str(_SRC))
+    import agrad  # noqa: F401
+
+import torch  # noqa: E402
+
+torch.set_num_threads(1)
+try:
+    torch.set_num_interop_threads(1)
+except RuntimeError:
+    pass
+
+
+# ---- environment header -----------------------------------------------------------------
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def numpy_blas() -> str:
+    """Which BLAS NumPy was built against (threadpoolctl's runtime view if installed)."""
+    try:
+        from threadpoolctl import threadpool_info
+
+        libs = [f"{i['internal_api']} {i.get('version')} ({i.get('architecture')}, "
+                f"{i['num_threads']} thread(s))" for i in threadpool_info()
+                if i.get("user_api") == "blas"]
+        if libs:
+            return "; ".join(libs) + " [threadpoolctl]"
+    except ImportError:
+        pass
+    try:
+        cfg = np.show_config(mode="dicts")["Build Dependencies"]["blas"]
+        return f"{cfg.get('name')} {cfg.get('version')} [{cfg.get('openblas configuration', '')}]"
+    except Exception as exc:  # pragma: no cover - depends on the NumPy build
+        return f"unknown ({exc})"
+
+
+def torch_blas() -> str:
+    for part in torch.__config__.show().replace("\n", ",").split(","):
+        if "BLAS_INFO=" in part:
+            return part.strip().split("=", 1)[1]
+    return "unknown"
+
+
+def environment() -> dict:
+    import autograd as hips
+
+    try:
+        hips_version = __import__("importlib.metadata").metadata.version("autograd")
+    except Exception:
+        hips_version = getattr(hips, "__version__", "?")
+    return {
+        "date": datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
+        "python": platform.python_version(),
+        "cpu": _cpu_model(),
+        "cores": os.cpu_count(),
+        "numpy": np.__version__,
+        "numpy_blas": numpy_blas(),
+        "torch": torch.__version__,
+        "torch_blas": torch_blas(),
+        "torch_threads": torch.get_num_threads(),
+        "autograd": hips_version,
+        "agrad": getattr(agrad, "__version__", "?"),
+        "OPENBLAS_CORETYPE": os.environ.get("OPENBLAS_CORETYPE", "(unset)"),
+        "threads_env": ", ".join(f"{v}={os.environ.get(v)}" for v in
+                                 ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")),
+    }
+
+
+def print_header(title: str) -> dict:
+    env = environment()
+    print(f"== {title} ==")
+    print(f"  date {env['date']}   python {env['python']}   cpu {env['cpu']} "
+          f"({env['cores']} cores)")
+    print(f"  numpy {env['numpy']}  BLAS: {env['numpy_blas']}")
+    print(f"  OPENBLAS_CORETYPE={env['OPENBLAS_CORETYPE']}   {env['threads_env']}")
+    print(f"  torch {env['torch']} (BLAS {env['torch_blas']}, {env['torch_threads']} thread)   "
+          f"autograd (HIPS) {env['autograd']}   agrad {env['agrad']}")
+    return env
+
+
+# ---- timing -----------------------------------------------------------------------------
+
+
+def timeit(fn: Callable[[], object], repeat: int = 15, number: int = 1, warmup: int = 2,
+           setup: Callable[[], object] | None = None) -> dict:
+    """Seconds per call of ``fn``: median and min over ``repeat`` samples of ``number`` calls.
+
+    ``setup`` (untimed) runs before every call and its result is passed to ``fn``.
+    The collector is run between samples, not inside them.
+    """
+    for _ in range(warmup):
+        fn(setup()) if setup else fn()
+    samples = []
+    for _ in range(repeat):
+        gc.collect()
+        if setup is None:
+            t0 = time.perf_counter()
+            for _ in range(number):
+                fn()
+            samples.append((time.perf_counter() - t0) / number)
+        else:
+            total = 0.0
+            for _ in range(number):
+                arg = setup()
+                t0 = time.perf_counter()
+                fn(arg)
+                total += time.perf_counter() - t0
+                del arg
+            samples.append(total / number)
+    return {"median": statistics.median(samples), "min": min(samples),
+            "max": max(samples), "repeat": repeat, "number": number}
+
+
+# ---- checks and output ------------------------------------------------------------------
+
+
+def check_close(name: str, got, ref, rtol: float = 1e-7, atol: float = 1e-9) -> None:
+    got, ref = np.asarray(got, dtype=np.float64), np.asarray(ref, dtype=np.float64)
+    if got.shape != ref.shape or not np.allclose(got, ref, rtol=rtol, atol=atol):
+        err = np.max(np.abs(got - ref)) if got.shape == ref.shape else "shape"
+        raise SystemExit(f"MISMATCH {name}: shapes {got.shape} vs {ref.shape}, max err {err}")
+
+
+def print_table(columns: list[str], rows: list[list], aligns: str | None = None) -> None:
+    cells = [[str(c) for c in columns]] + [[str(c) for c in r] for r in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(columns))]
+    aligns = aligns or "l" + "r" * (len(columns) - 1)
+
+    def fmt(row):
+        return "  ".join(c.ljust(w) if a == "l" else c.rjust(w)
+                         for c, w, a in zip(row, widths, aligns))
+
+    print(fmt(cells[0]))
+    print("  ".join("-" * w for w in widths))
+    for r in cells[1:]:
+        print(fmt(r))
+
+
+def write_json(path: str | None, payload: dict) -> None:
+    if path:
+        Path(path).write_text(json.dumps(payload, indent=1, default=str))
+
+
+def json_arg(argv: list[str]) -> str | None:
+    """``--json PATH``: where to also write the results (used by run_all.py)."""
+    if "--json" in argv:
+        return argv[argv.index("--json") + 1]
+    return None
+
+
+def int_arg(argv: list[str], flag: str, default: int) -> int:
+    if flag in argv:
+        return int(argv[argv.index(flag) + 1])
+    return default

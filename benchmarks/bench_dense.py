@@ -1,0 +1,180 @@
+"""Dense layer forward+backward: is agrad's per-op overhead invisible next to BLAS work?
+
+    loss = sum((tanh(X @ W1 + b1) @ W2 - Y) ** 2)      X 256x512, W1 512x512, b1 512,
+                                                       W2 512x10, Y 256x10, float64
+Gradients of W1, b1, W2 by (a) hand-written NumPy forward+backward (the reference),
+(b) agrad, (c) HIPS autograd, (d) PyTorch (CPU, MKL). All four are checked against
+each other before timing. Goal for agrad: <= 1.10x the NumPy reference.
+
+Run: python benchmarks/bench_dense.py [--repeat N] [--json PATH]
+"""
+
+import os
+
+for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_v] = "1"
+
+import sys  # noqa: E402
+
+import _common  # noqa: E402  (imports numpy/torch/agrad with the threads pinned)
+import agrad  # noqa: E402
+import autograd  # noqa: E402
+import autograd.numpy as anp  # noqa: E402
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+N, D, H, K = 256, 512, 512, 10
+GOAL = 1.10
+
+
+def make_data(seed: int = 0):
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((N, D))
+    W1 = rng.standard_normal((D, H)) / np.sqrt(D)
+    b1 = 0.1 * rng.standard_normal(H)
+    W2 = rng.standard_normal((H, K)) / np.sqrt(H)
+    Y = rng.standard_normal((N, K))
+    return X, W1, b1, W2, Y
+
+
+# ---- (a) NumPy by hand --------------------------------------------------------------------
+
+
+def numpy_forward(X, W1, b1, W2, Y):
+    Hh = np.tanh(X @ W1 + b1)
+    R = Hh @ W2 - Y
+    return (R * R).sum()
+
+
+def numpy_fwd_bwd(X, W1, b1, W2, Y):
+    Hh = np.tanh(X @ W1 + b1)
+    R = Hh @ W2 - Y
+    loss = (R * R).sum()
+    dR = 2.0 * R
+    dW2 = Hh.T @ dR
+    dH = dR @ W2.T
+    dZ = dH * (1.0 - Hh * Hh)
+    dW1 = X.T @ dZ
+    db1 = dZ.sum(0)
+    return loss, dW1, db1, dW2
+
+
+# ---- (b) agrad ----------------------------------------------------------------------------
+
+
+def agrad_setup(X, W1, b1, W2, Y):
+    return (agrad.tensor(X), agrad.tensor(W1, requires_grad=True),
+            agrad.tensor(b1, requires_grad=True), agrad.tensor(W2, requires_grad=True),
+            agrad.tensor(Y))
+
+
+def agrad_forward(X, W1, b1, W2, Y):
+    return ((agrad.tanh(X @ W1 + b1) @ W2 - Y) ** 2).sum()
+
+
+def agrad_fwd_bwd(X, W1, b1, W2, Y):
+    W1.grad = b1.grad = W2.grad = None
+    loss = agrad_forward(X, W1, b1, W2, Y)
+    loss.backward()
+    return loss, W1.grad, b1.grad, W2.grad
+
+
+# ---- (c) HIPS autograd --------------------------------------------------------------------
+
+
+def hips_loss(W1, b1, W2, X, Y):
+    return anp.sum((anp.tanh(anp.dot(X, W1) + b1) @ W2 - Y) ** 2)
+
+
+hips_grad = autograd.grad(hips_loss, argnum=(0, 1, 2))
+
+
+def hips_fwd_bwd(X, W1, b1, W2, Y):
+    return hips_grad(W1, b1, W2, X, Y)
+
+
+# ---- (d) PyTorch --------------------------------------------------------------------------
+
+
+def torch_setup(X, W1, b1, W2, Y):
+    return (torch.tensor(X), torch.tensor(W1, requires_grad=True),
+            torch.tensor(b1, requires_grad=True), torch.tensor(W2, requires_grad=True),
+            torch.tensor(Y))
+
+
+def torch_forward(X, W1, b1, W2, Y):
+    return ((torch.tanh(X @ W1 + b1) @ W2 - Y) ** 2).sum()
+
+
+def torch_fwd_bwd(X, W1, b1, W2, Y):
+    W1.grad = b1.grad = W2.grad = None
+    loss = torch_forward(X, W1, b1, W2, Y)
+    loss.backward()
+    return loss, W1.grad, b1.grad, W2.grad
+
+
+def check(data, ag, th) -> None:
+    loss, *ref = numpy_fwd_bwd(*data)
+    got = {
+        "agrad": [g.numpy() for g in agrad_fwd_bwd(*ag)[1:]],
+        "HIPS autograd": list(hips_fwd_bwd(*data)),
+        "PyTorch": [g.detach().numpy() for g in torch_fwd_bwd(*th)[1:]],
+    }
+    for name, grads in got.items():
+        for pname, g, r in zip(("dW1", "db1", "dW2"), grads, ref):
+            _common.check_close(f"{name} {pname}", g, r, rtol=1e-9, atol=1e-9)
+    _common.check_close("agrad loss", agrad_forward(*ag).item(), loss)
+    _common.check_close("torch loss", torch_forward(*th).item(), loss)
+    _common.check_close("hips loss", hips_loss(*data[1:4], data[0], data[4]), loss)
+
+
+def main(argv: list[str]) -> dict:
+    repeat = _common.int_arg(argv, "--repeat", 31)
+    env = _common.print_header("bench_dense: tanh MLP layer, forward+backward, float64")
+    print(f"  X {N}x{D}, W1 {D}x{H}, b1 {H}, W2 {H}x{K}, Y {N}x{K}; "
+          f"median/min of {repeat} runs")
+    data = make_data()
+    ag = agrad_setup(*data)
+    th = torch_setup(*data)
+    check(data, ag, th)
+    print("  gradients dW1, db1, dW2 agree across all four (np.allclose rtol=atol=1e-9)\n")
+
+    hips_fwd = lambda: hips_loss(data[1], data[2], data[3], data[0], data[4])  # noqa: E731
+    cases = [
+        ("numpy (by hand)", lambda: numpy_fwd_bwd(*data), lambda: numpy_forward(*data)),
+        ("agrad", lambda: agrad_fwd_bwd(*ag), lambda: agrad_forward(*ag)),
+        ("HIPS autograd", lambda: hips_fwd_bwd(*data), hips_fwd),
+        ("PyTorch", lambda: torch_fwd_bwd(*th), lambda: torch_forward(*th)),
+    ]
+    results = {}
+    # Interleave the frameworks across rounds so drifts (thermal, neighbours) hit all alike.
+    rounds = 3
+    for _ in range(rounds):
+        for name, fb, fwd in cases:
+            t = _common.timeit(fb, repeat=max(repeat // rounds, 3), warmup=2)
+            f = _common.timeit(fwd, repeat=max(repeat // rounds, 3), warmup=1)
+            r = results.setdefault(name, {"fb": [], "fb_min": [], "fwd": []})
+            r["fb"].append(t["median"])
+            r["fb_min"].append(t["min"])
+            r["fwd"].append(f["median"])
+    base = float(np.median(results["numpy (by hand)"]["fb"]))
+    rows, out = [], {}
+    for name, r in results.items():
+        med, mn, fwd = float(np.median(r["fb"])), min(r["fb_min"]), float(np.median(r["fwd"]))
+        ratio = med / base
+        note = ""
+        if name == "agrad":
+            note = "OK (goal <= %.2fx)" % GOAL if ratio <= GOAL else "ABOVE goal %.2fx" % GOAL
+        rows.append([name, f"{med * 1e3:.3f}", f"{mn * 1e3:.3f}", f"{fwd * 1e3:.3f}",
+                     f"{ratio:.3f}x", note])
+        out[name] = {"fwd_bwd_ms_median": med * 1e3, "fwd_bwd_ms_min": mn * 1e3,
+                     "fwd_ms_median": fwd * 1e3, "ratio_to_numpy": ratio}
+    _common.print_table(["implementation", "fwd+bwd ms (median)", "min ms", "fwd-only ms",
+                         "ratio vs numpy", ""], rows, "lrrrrl")
+    payload = {"benchmark": "dense", "env": env, "results": out}
+    _common.write_json(_common.json_arg(argv), payload)
+    return payload
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
