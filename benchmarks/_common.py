@@ -149,6 +149,19 @@ def timeit(fn: Callable[[], object], repeat: int = 15, number: int = 1, warmup: 
             "max": max(samples), "repeat": repeat, "number": number}
 
 
+def minor_faults(fn: Callable[[], object], number: int = 20) -> float:
+    """Minor page faults per call of ``fn`` (steady state: freshly mapped memory being touched)."""
+    try:
+        import resource
+    except ImportError:  # pragma: no cover - not on POSIX
+        return float("nan")
+    fn()
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    for _ in range(number):
+        fn()
+    return (resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before) / number
+
+
 # ---- checks and output ------------------------------------------------------------------
 
 

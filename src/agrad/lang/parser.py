@@ -12,9 +12,7 @@ sum or parentheses nested 10,000 deep lower without RecursionError.
 
 from __future__ import annotations
 
-import os
 import re
-import sys
 import threading
 from collections import deque
 from collections.abc import Iterator
@@ -22,7 +20,6 @@ from importlib import resources
 from pathlib import Path
 
 from lark import Lark, Token
-from lark import __version__ as lark_version
 from lark.exceptions import UnexpectedInput, VisitError
 
 from agrad.errors import AgradError, AgradLimitError, AgradSyntaxError
@@ -107,26 +104,10 @@ def _parser() -> tuple[Lark, _Lowerer]:
                 transformer=lowerer,
                 postlex=_Postlex(lowerer),
                 maybe_placeholders=True,
-                cache=_cache_file() or False,
+                # No cache=: Lark's cache is a pickle, and agrad loads no pickles.
             )
             _PARSER = (lark, lowerer)
         return _PARSER
-
-
-def _cache_file() -> str | None:
-    """A private file for Lark's analysed grammar (start-up 30 ms -> 6 ms), or None.
-
-    Not Lark's default of a guessable name in the shared temp directory: the
-    cache is a pickle. Lark checks the grammar's hash and rebuilds when stale.
-    """
-    try:
-        base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-        directory = base / "agrad"
-        directory.mkdir(mode=0o700, parents=True, exist_ok=True)
-    except (OSError, RuntimeError):  # no home directory, or a read-only one
-        return None
-    version = f"{sys.version_info[0]}{sys.version_info[1]}"
-    return str(directory / f"grammar-lark{lark_version}-py{version}.cache")
 
 
 class _Postlex:

@@ -1,0 +1,273 @@
+"""The language's function table: the only namespace a program's calls resolve in.
+
+Each entry names its parameters (for keyword arguments, arity errors and
+--help), converts the language's values (float tensors, lists, booleans) to
+what `agrad.engine` takes, and, where a call can allocate more than its inputs
+hold, estimates the output's size so the runtime can refuse it beforehand.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..engine import creation as C
+from ..engine import functions as F
+from ..engine.ops.core import broadcast_shape
+from ..engine.ops.linalg import matmul_shape
+from ..engine.tensor import Tensor
+from ..errors import AgradValueError
+
+
+class LangList(list):
+    """A bracket literal before it is needed: a list argument or a tensor literal."""
+
+
+def to_tensor(value: Any, where: str = "") -> Tensor:
+    """A language value as a tensor; list literals stack (differentiably) their elements."""
+    if isinstance(value, Tensor):
+        return value
+    if isinstance(value, LangList):
+        return _stack_literal(value, where)
+    if isinstance(value, bool):
+        return F.as_tensor(float(value))
+    return F.as_tensor(value)
+
+
+def _stack_literal(items: LangList, where: str) -> Tensor:
+    if not items:
+        return F.as_tensor(np.zeros((0,)))
+    parts = [to_tensor(v, where) for v in items]
+    shapes = {p.shape for p in parts}
+    if len(shapes) > 1:
+        a, b = sorted(shapes, key=len)[:2]
+        raise AgradValueError(
+            f"tensor literal: its elements have different shapes, {a} and {b}; every row must "
+            "have the same length"
+        )
+    if not any(p.requires_grad for p in parts):  # constants: one array, no graph
+        return F.as_tensor(np.stack([p.data for p in parts]))
+    return F.stack(parts)
+
+
+def as_int(value: Any, fn: str, param: str) -> int:
+    """A whole number from a scalar value (every literal is a float)."""
+    v = to_tensor(value)
+    if v.data.size != 1:
+        raise AgradValueError(f"{fn}: {param} must be a number, got a tensor of shape {v.shape}")
+    number = float(v.data.reshape(-1)[0])
+    if not number.is_integer():
+        raise AgradValueError(f"{fn}: {param} must be a whole number, got {number:g}")
+    return int(number)
+
+
+def as_ints(value: Any, fn: str, param: str) -> tuple[int, ...] | int:
+    v = to_tensor(value)
+    if v.ndim == 0:
+        return as_int(v, fn, param)
+    return tuple(as_int(x, fn, param) for x in v.data.reshape(-1))
+
+
+def as_float(value: Any, fn: str, param: str) -> float:
+    v = to_tensor(value)
+    if v.data.size != 1:
+        raise AgradValueError(f"{fn}: {param} must be a number, got a tensor of shape {v.shape}")
+    return float(v.data.reshape(-1)[0])
+
+
+def as_bool(value: Any, fn: str, param: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    return bool(as_float(value, fn, param))
+
+
+def _shape_of(args: tuple) -> tuple[int, ...]:
+    if len(args) == 1 and isinstance(args[0], (LangList, Tensor)) and to_tensor(args[0]).ndim:
+        dims = as_ints(args[0], "shape", "shape")
+        return dims if isinstance(dims, tuple) else (dims,)
+    return tuple(as_int(a, "shape", "size") for a in args)
+
+
+@dataclass(frozen=True)
+class Function:
+    """One language function: its parameters, implementation and size estimate."""
+
+    name: str
+    impl: Callable[..., Any]
+    params: tuple[str, ...]
+    defaults: dict[str, Any] = field(default_factory=dict)
+    variadic: bool = False  # zeros(2, 3): any number of positional sizes
+    size: Callable[..., int] | None = None  # elements of the result, before computing it
+    doc: str = ""
+
+    def signature(self) -> str:
+        parts = [f"{p}={_show(self.defaults[p])}" if p in self.defaults else p
+                 for p in self.params]
+        return f"{self.name}({', '.join(parts)}{', ...' if self.variadic else ''})"
+
+
+def _show(value: Any) -> str:
+    return {None: "none", True: "true", False: "false"}.get(value, str(value))
+
+
+def _t(x: Any) -> Tensor:
+    return to_tensor(x)
+
+
+def _axis(value: Any, fn: str) -> Any:
+    return None if value is None else as_ints(value, fn, "axis")
+
+
+def _reduction(name: str, engine: Callable) -> Function:
+    def impl(x, axis=None, keepdims=False):
+        return engine(_t(x), axis=_axis(axis, name), keepdims=as_bool(keepdims, name, "keepdims"))
+
+    return Function(name, impl, ("x", "axis", "keepdims"), {"axis": None, "keepdims": False},
+                    doc=f"{name} over axis (all axes by default)")
+
+
+def _unary(name: str) -> Function:
+    engine = getattr(F, name)
+    return Function(name, lambda x: engine(_t(x)), ("x",), doc=f"elementwise {name}")
+
+
+def _broadcast_size(*xs: Any) -> int:
+    return math.prod(broadcast_shape(*(to_tensor(x).shape for x in xs)))
+
+
+def _matmul_size(a: Any, b: Any) -> int:
+    return math.prod(matmul_shape(to_tensor(a).shape, to_tensor(b).shape))
+
+
+def _creation(name: str, maker: Callable) -> Function:
+    def impl(*size):
+        return maker(*_shape_of(size))
+
+    return Function(name, impl, (), variadic=True, size=lambda *a: math.prod(_shape_of(a)),
+                    doc=f"a tensor of the given shape filled by {name}")
+
+
+def _tensor(value, requires_grad=False):
+    t = to_tensor(value).detach()
+    t = F.astype(t, t.dtype if t.dtype.kind == "f" else np.float64)
+    return C.tensor(t.data, requires_grad=as_bool(requires_grad, "tensor", "requires_grad"))
+
+
+def _clip(x, min=None, max=None):  # noqa: A002 - the language's keyword names
+    lo = None if min is None else as_float(min, "clip", "min")
+    hi = None if max is None else as_float(max, "clip", "max")
+    return F.clip(_t(x), lo, hi)
+
+
+def _softmax(engine: Callable, name: str) -> Callable:
+    return lambda x, axis=-1: engine(_t(x), axis=as_int(axis, name, "axis"))
+
+
+def _norm(x, ord=2.0, axis=None, keepdims=False):
+    return F.norm(_t(x), ord=as_float(ord, "norm", "ord"), axis=_axis(axis, "norm"),
+                  keepdims=as_bool(keepdims, "norm", "keepdims"))
+
+
+def _transpose(x, axes=None):
+    return F.transpose(_t(x), axes=None if axes is None else as_ints(axes, "transpose", "axes"))
+
+
+def _reshape(x, shape):
+    dims = as_ints(shape, "reshape", "shape")
+    return F.reshape(_t(x), dims if isinstance(dims, tuple) else (dims,))
+
+
+def _tensors(items: Any, fn: str) -> list[Tensor]:
+    if not isinstance(items, LangList):
+        raise AgradValueError(f"{fn}: expects a list of tensors in brackets, e.g. {fn}([a, b])")
+    return [to_tensor(v) for v in items]
+
+
+def _full(shape, value):
+    return C.full(_shape_of((shape,)), as_float(value, "full", "value"))
+
+
+def _arange(start, stop=None, step=1.0):
+    args = [as_float(v, "arange", n) for v, n in ((start, "start"), (stop, "stop"), (step, "step"))
+            if v is not None]
+    if args[-1] == 0 and len(args) == 3:
+        raise AgradValueError("arange: step must not be zero")
+    return F.as_tensor(np.arange(*args))
+
+
+def _arange_size(start, stop=None, step=1.0):
+    a = [as_float(v, "arange", "start") for v in (start, stop, step) if v is not None]
+    lo, hi, st = (0.0, a[0], 1.0) if len(a) == 1 else (a[0], a[1], a[2] if len(a) > 2 else 1.0)
+    return max(0, math.ceil((hi - lo) / st)) if st else 0
+
+
+def _linspace(start, stop, num=50):
+    return C.linspace(as_float(start, "linspace", "start"), as_float(stop, "linspace", "stop"),
+                      as_int(num, "linspace", "num"))
+
+
+def _eye(n, m=None):
+    return C.eye(as_int(n, "eye", "n"), None if m is None else as_int(m, "eye", "m"))
+
+
+def _eye_size(n, m=None):
+    rows = as_int(n, "eye", "n")
+    return rows * (rows if m is None else as_int(m, "eye", "m"))
+
+
+TABLE: dict[str, Function] = {
+    f.name: f
+    for f in [
+        Function("tensor", _tensor, ("value", "requires_grad"), {"requires_grad": False},
+                 doc="a leaf tensor; requires_grad=true makes it a variable to differentiate"),
+        *(_unary(n) for n in (
+            "exp log log1p expm1 sqrt abs sign sin cos tan arcsin arccos arctan sinh cosh tanh "
+            "sigmoid relu square reciprocal"
+        ).split()),
+        Function("softplus", lambda x, beta=1.0, threshold=20.0: F.softplus(
+            _t(x), as_float(beta, "softplus", "beta"), as_float(threshold, "softplus", "threshold")),
+            ("x", "beta", "threshold"), {"beta": 1.0, "threshold": 20.0}),
+        Function("maximum", lambda a, b: F.maximum(_t(a), _t(b)), ("a", "b"),
+                 size=_broadcast_size),
+        Function("minimum", lambda a, b: F.minimum(_t(a), _t(b)), ("a", "b"),
+                 size=_broadcast_size),
+        Function("clip", _clip, ("x", "min", "max"), {"min": None, "max": None}),
+        Function("where", lambda c, a, b: F.where(_t(c), _t(a), _t(b)), ("cond", "a", "b"),
+                 size=_broadcast_size),
+        _reduction("sum", F.sum), _reduction("mean", F.mean), _reduction("prod", F.prod),
+        _reduction("max", F.amax), _reduction("min", F.amin),
+        _reduction("logsumexp", F.logsumexp),
+        Function("softmax", _softmax(F.softmax, "softmax"), ("x", "axis"), {"axis": -1}),
+        Function("log_softmax", _softmax(F.log_softmax, "log_softmax"), ("x", "axis"),
+                 {"axis": -1}),
+        Function("norm", _norm, ("x", "ord", "axis", "keepdims"),
+                 {"ord": 2.0, "axis": None, "keepdims": False}),
+        Function("dot", lambda a, b: F.dot(_t(a), _t(b)), ("a", "b")),
+        Function("matmul", lambda a, b: F.matmul(_t(a), _t(b)), ("a", "b"), size=_matmul_size),
+        Function("outer", lambda a, b: F.outer(_t(a), _t(b)), ("a", "b"),
+                 size=lambda a, b: to_tensor(a).data.size * to_tensor(b).data.size),
+        Function("transpose", _transpose, ("x", "axes"), {"axes": None}),
+        Function("reshape", _reshape, ("x", "shape")),
+        Function("concat", lambda xs, axis=0: F.concat(_tensors(xs, "concat"),
+                                                       axis=as_int(axis, "concat", "axis")),
+                 ("tensors", "axis"), {"axis": 0}),
+        Function("stack", lambda xs, axis=0: F.stack(_tensors(xs, "stack"),
+                                                     axis=as_int(axis, "stack", "axis")),
+                 ("tensors", "axis"), {"axis": 0}),
+        _creation("zeros", C.zeros), _creation("ones", C.ones),
+        _creation("randn", C.randn), _creation("rand", C.rand),
+        Function("full", _full, ("shape", "value"),
+                 size=lambda shape, value: math.prod(_shape_of((shape,)))),
+        Function("eye", _eye, ("n", "m"), {"m": None}, size=_eye_size),
+        Function("arange", _arange, ("start", "stop", "step"), {"stop": None, "step": 1.0},
+                 size=_arange_size),
+        Function("linspace", _linspace, ("start", "stop", "num"), {"num": 50.0},
+                 size=lambda start, stop, num=50.0: as_int(num, "linspace", "num")),
+    ]
+}
+
+CONSTANTS = {"pi": math.pi, "e": math.e, "inf": math.inf, "nan": math.nan}

@@ -1,0 +1,333 @@
+"""Compile once, run many times: a `Program` executes the parser's flat IR on the engine.
+
+`Program.run` is one loop over instructions (no recursion at any depth). It
+binds ``--set`` values, turns ``--wrt`` names into leaves that require grad
+(or retains the gradient of an intermediate), enforces the allocation limit
+before a call allocates, and reports any error at its line and column.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..engine import creation
+from ..engine import functions as F
+from ..engine.dtypes import get_default_dtype, set_default_dtype
+from ..engine.ops.core import broadcast_shape
+from ..engine.ops.linalg import matmul_shape
+from ..engine.tensor import Tensor, wrap
+from ..errors import AgradError, AgradLimitError, AgradNameError, AgradValueError
+from . import ir
+from .diagnostics import caret_snippet
+from .functions import CONSTANTS, TABLE, Function, LangList, as_int, to_tensor
+from .parser import parse
+
+MAX_ELEMENTS = 10**8  # default allocation limit (elements of one result); --max-elements
+MAX_DIMS = 32  # nested tensor literal depth
+
+_ARITH = {"+": F.add, "-": F.sub, "*": F.mul, "/": F.div, "**": F.pow, "@": F.matmul}
+_COMPARE = {"<": F.lt, "<=": F.le, ">": F.gt, ">=": F.ge, "==": F.eq, "!=": F.ne}
+
+
+@dataclass
+class Run:
+    """One execution: the output, every variable's final value, and the leaves made."""
+
+    output: Tensor
+    env: dict[str, Tensor]
+    wrt: dict[str, Tensor] = field(default_factory=dict)  # --wrt name -> its tensor
+    names: dict[int, str] = field(default_factory=dict)  # id(tensor) -> variable name
+
+
+class Program:
+    """A parsed program and what it reads and assigns.
+
+    >>> Program.compile("sum(x**2)").run({"x": [1.0, 2.0]}).output
+    tensor(5.)
+    """
+
+    def __init__(self, parsed: ir.ParsedProgram) -> None:
+        self.parsed = parsed
+        self.source = parsed.source
+        self.assigned: dict[str, ir.Statement] = {}
+        self.constant: set[str] = set()  # names assigned only from constants (overridable)
+        self.free: list[str] = []  # names read before any assignment: inputs
+        self._analyse()
+
+    @classmethod
+    def compile(cls, text: str) -> Program:
+        return cls(parse(text))
+
+    def _analyse(self) -> None:
+        start = 0
+        for stmt in self.parsed.statements:
+            reads = set()
+            for instr in self.parsed.instrs[start : stmt.slot + 1]:
+                if instr.kind == ir.NAME and instr.name not in CONSTANTS | self.assigned.keys():
+                    if instr.name not in self.free:
+                        self.free.append(instr.name)
+                if instr.kind == ir.NAME:
+                    reads.add(instr.name)
+            if stmt.target is not None:
+                is_const = not (reads - CONSTANTS.keys()) and (
+                    self.parsed.instrs[stmt.slot].kind == ir.STORE
+                )
+                if stmt.target not in self.assigned:
+                    self.assigned[stmt.target] = stmt
+                    if is_const:
+                        self.constant.add(stmt.target)
+                elif not is_const:
+                    self.constant.discard(stmt.target)
+            start = stmt.slot + 1
+
+    @property
+    def variables(self) -> list[str]:
+        return list(dict.fromkeys([*self.free, *self.assigned]))
+
+    def check_names(self, bindings: Iterable[str], wrt: Iterable[str]) -> None:
+        """Refuse --set/--wrt names the program cannot use, before running anything."""
+        known = self.variables
+        for name in bindings:
+            if name not in known:
+                raise AgradNameError(f"--set {name}: the program has no variable {name!r}"
+                                     f"{_suggest(name, known)}")
+            if name in self.assigned and name not in self.constant:
+                line = self.assigned[name].line
+                raise AgradValueError(
+                    f"--set {name}: {name!r} is computed by the program (line {line}); --set can "
+                    "only replace inputs and constant assignments"
+                )
+        for name in wrt:
+            if name not in known:
+                raise AgradNameError(f"--wrt {name}: the program has no variable {name!r}"
+                                     f"{_suggest(name, known)}")
+
+    def run(
+        self,
+        bindings: Mapping[str, Any] | None = None,
+        wrt: Iterable[str] = (),
+        *,
+        dtype: Any = None,
+        seed: int | None = 0,
+        max_elements: int = MAX_ELEMENTS,
+    ) -> Run:
+        """Execute with ``bindings`` (name -> value) and ``wrt`` names made differentiable."""
+        bindings = dict(bindings or {})
+        wrt = list(dict.fromkeys(wrt))
+        self.check_names(bindings, wrt)
+        missing = [n for n in self.free if n not in bindings]
+        if missing:
+            name = missing[0]
+            line, column = self._first_read(name)
+            raise self._located(AgradNameError(
+                f"unknown name {name!r}{_suggest(name, [*self.variables, *TABLE, *CONSTANTS])}; "
+                f"give it a value with --set {name}=VALUE or assign it in the program"),
+                line, column, column + len(name))
+        previous = get_default_dtype()
+        set_default_dtype(dtype or previous)
+        try:
+            if seed is not None:
+                creation.manual_seed(seed)
+            return _Executor(self, bindings, wrt, max_elements).execute()
+        finally:
+            set_default_dtype(previous)
+
+    def _first_read(self, name: str) -> tuple[int, int]:
+        for instr in self.parsed.instrs:
+            if instr.kind == ir.NAME and instr.name == name:
+                return instr.line, instr.column
+        return 1, 1
+
+    def _located(self, exc: AgradError, line: int, column: int, end: int | None = None):
+        located = type(exc)(f"line {line}, column {column}: {exc}")
+        located.snippet = caret_snippet(self.source, line, column, end)  # type: ignore[attr-defined]
+        return located
+
+
+def _suggest(name: str, candidates: Iterable[str]) -> str:
+    others = [c for c in candidates if c != name]
+    close = difflib.get_close_matches(name, others, n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+class _Executor:
+    """One run's state: slots, the environment, and the leaves made for --wrt."""
+
+    def __init__(self, program: Program, bindings: dict, wrt: list[str], limit: int) -> None:
+        self.program = program
+        self.limit = limit
+        self.wrt = wrt
+        dtype = get_default_dtype()
+        self.env: dict[str, Tensor] = {}
+        self.bound: dict[str, Tensor] = {}
+        for name, value in bindings.items():
+            t = value if isinstance(value, Tensor) else F.as_tensor(np.asarray(value))
+            self.bound[name] = wrap(t.data.astype(dtype, copy=False))
+        for name in program.free:
+            self.env[name] = self._input(name, self.bound[name])
+        self.made: dict[str, Tensor] = {}
+
+    def _input(self, name: str, value: Tensor, declared: bool = False) -> Tensor:
+        if name in self.wrt or declared:
+            leaf = wrap(value.data, True)
+            return leaf
+        return value
+
+    def execute(self) -> Run:
+        instrs = self.program.parsed.instrs
+        slots: list[Any] = [None] * len(instrs)
+        for i, instr in enumerate(instrs):
+            try:
+                slots[i] = self.step(instr, slots)
+            except AgradError as exc:
+                raise self.program._located(exc, instr.line, instr.column, instr.end_column) from None
+            except MemoryError:
+                raise self.program._located(AgradLimitError(
+                    "out of memory computing this value; use smaller inputs"),
+                    instr.line, instr.column, instr.end_column) from None
+        output = to_tensor(slots[self.program.parsed.output])
+        wrt = {}
+        for name in self.wrt:
+            t = self.env[name]
+            if t.grad_fn is not None:
+                t.retain_grad()
+            elif not t.requires_grad:
+                t = self.env[name] = wrap(t.data, True)
+            wrt[name] = t
+        names = {id(t): n for n, t in self.env.items()}
+        return Run(output, self.env, wrt, names)
+
+    def step(self, instr: ir.Instr, slots: list) -> Any:
+        kind = instr.kind
+        if kind == ir.CONST:
+            return instr.value
+        if kind == ir.NAME:
+            if instr.name in self.env:
+                return self.env[instr.name]
+            return CONSTANTS[instr.name]
+        args = [slots[j] for j in instr.args]
+        if kind == ir.BINARY:
+            return self.binary(instr.op, *args)
+        if kind == ir.UNARY:
+            x = to_tensor(args[0])
+            return F.neg(x) if instr.op == "-" else x
+        if kind == ir.CALL:
+            return self.call(instr, args, slots)
+        if kind == ir.LIST:
+            items = LangList(args)
+            depth = sum(1 for _ in _nested(items))
+            if depth > MAX_DIMS:
+                raise AgradLimitError(f"tensor literal nests {depth} levels deep; at most "
+                                      f"{MAX_DIMS} dimensions are supported")
+            return items
+        if kind == ir.INDEX:
+            return F.index(to_tensor(args[0]), self.key(instr.items, slots))
+        if kind == ir.TRANSPOSE:
+            return F.transpose(to_tensor(args[0]))
+        if kind == ir.STORE:
+            return self.store(instr.name, to_tensor(args[0]))
+        if kind == ir.STORE_INDEX:
+            return self.store_index(instr, to_tensor(args[0]), slots)
+        raise AgradValueError(f"unknown instruction {kind}")
+
+    def binary(self, op: str, a: Any, b: Any) -> Tensor:
+        a = to_tensor(a) if isinstance(a, LangList) else a
+        b = to_tensor(b) if isinstance(b, LangList) else b
+        shapes = [np.shape(x.data if isinstance(x, Tensor) else x) for x in (a, b)]
+        if op == "@":
+            self.check_size(math.prod(matmul_shape(*shapes)), "@")
+            return F.matmul(to_tensor(a), to_tensor(b))
+        self.check_size(math.prod(broadcast_shape(*shapes)), op)
+        if op in _COMPARE:
+            return F.astype(_COMPARE[op](to_tensor(a), b), get_default_dtype())
+        if not isinstance(a, Tensor) and not isinstance(b, Tensor):
+            a = to_tensor(a)
+        if not isinstance(a, Tensor):  # scalar OP tensor: the reflected operator
+            return {"+": b.__radd__, "-": b.__rsub__, "*": b.__rmul__, "/": b.__rtruediv__,
+                    "**": b.__rpow__}[op](a)
+        return _ARITH[op](a, b)
+
+    def call(self, instr: ir.Instr, args: list, slots: list) -> Any:
+        fn = TABLE.get(instr.name)
+        if fn is None:
+            raise AgradNameError(f"unknown function {instr.name!r}"
+                                 f"{_suggest(instr.name, TABLE)}; 'agrad functions' lists them")
+        kwargs = {k: slots[j] for k, j in instr.kwargs}
+        positional, keywords = _bind(fn, args, kwargs)
+        if fn.size is not None:
+            self.check_size(fn.size(*positional, **keywords), fn.name)
+        result = fn.impl(*positional, **keywords)
+        return result
+
+    def check_size(self, n: int, what: str) -> None:
+        if n > self.limit:
+            raise AgradLimitError(
+                f"{what}: the result would have {n:,} elements, more than the limit of "
+                f"{self.limit:,}; use smaller inputs or raise it with --max-elements"
+            )
+
+    def key(self, items: tuple, slots: list) -> tuple:
+        key = []
+        for item in items:
+            if isinstance(item, ir.Slice):
+                key.append(slice(*(None if p is None else as_int(slots[p], "index", "slice")
+                                   for p in item)))
+            elif item is None or item is Ellipsis:
+                key.append(item)
+            else:
+                value = to_tensor(slots[item])
+                key.append(as_int(value, "index", "index") if value.ndim == 0
+                           else np.asarray(value.data))
+        return tuple(key)
+
+    def store(self, name: str, value: Tensor) -> Tensor:
+        if name in self.bound and name in self.program.constant:
+            bound = self.bound[name]
+            value = wrap(bound.data, value.requires_grad and value.is_leaf)
+        if name in self.wrt and value.grad_fn is None and not value.requires_grad:
+            value = wrap(value.data, True)
+        self.env[name] = value
+        return value
+
+    def store_index(self, instr: ir.Instr, value: Tensor, slots: list) -> Tensor:
+        if instr.name not in self.env:
+            raise AgradNameError(f"{instr.name!r} must be assigned before '{instr.name}[...] ='")
+        target = self.env[instr.name]
+        if target.grad_fn is None and not target.requires_grad:
+            target = wrap(np.array(target.data, copy=True))  # never write into a bound input
+        F.setitem(target, self.key(instr.items, slots), value)
+        self.env[instr.name] = target
+        return target
+
+
+def _nested(items: Any):
+    """Yield once per nesting level of a list literal (its first element's chain)."""
+    while isinstance(items, LangList):
+        yield items
+        items = items[0] if items else None
+
+
+def _bind(fn: Function, args: list, kwargs: dict) -> tuple[list, dict]:
+    """Check a call against the function's parameters; errors name the signature."""
+    params = fn.params
+    if not fn.variadic and len(args) > len(params):
+        raise AgradValueError(f"{fn.name}() takes at most {len(params)} argument(s), got "
+                              f"{len(args)}; usage: {fn.signature()}")
+    for key in kwargs:
+        if key not in params:
+            raise AgradValueError(f"{fn.name}() has no argument {key!r}"
+                                  f"{_suggest(key, params)}; usage: {fn.signature()}")
+        if key in params[: len(args)]:
+            raise AgradValueError(f"{fn.name}() got {key!r} twice; usage: {fn.signature()}")
+    given = set(params[: len(args)]) | set(kwargs)
+    missing = [p for p in params if p not in given and p not in fn.defaults]
+    if missing or (fn.variadic and not args):
+        what = f"argument {missing[0]!r}" if missing else "a size"
+        raise AgradValueError(f"{fn.name}() is missing {what}; usage: {fn.signature()}")
+    return list(args), kwargs

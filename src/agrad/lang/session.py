@@ -1,0 +1,143 @@
+"""What the CLI asks for, computed here: a program with its --set/--wrt/--dtype options,
+evaluated for its value and gradients, Jacobians or Hessians. Plain results out;
+rendering is the CLI's job."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..engine.autograd import grad as autograd_grad
+from ..engine.functional import batched_jacobian
+from ..engine.tensor import Tensor, wrap
+from ..errors import AgradValueError
+from .program import MAX_ELEMENTS, Program, Run
+from .values import parse_value, split_assignment
+
+
+@dataclass
+class Variable:
+    """One variable's value and gradient as the CLI reports them."""
+
+    name: str
+    value: np.ndarray
+    grad: np.ndarray | None = None
+    used: bool = True  # False: the output does not depend on it (its gradient is zero)
+    role: str = "input"  # "input" (a leaf) or "intermediate" (retain_grad)
+
+
+@dataclass
+class Evaluation:
+    value: np.ndarray
+    grad_fn: str | None
+    variables: dict[str, Variable] = field(default_factory=dict)
+
+
+@dataclass
+class Session:
+    """A compiled program plus its options: run it, differentiate it, re-run it."""
+
+    program: Program
+    bindings: dict[str, np.ndarray]
+    wrt: list[str]
+    dtype: Any = np.float64
+    seed: int | None = 0
+    max_elements: int = MAX_ELEMENTS
+
+    @classmethod
+    def create(cls, source: str, sets: list[str] = (), wrt: list[str] = (), *,
+               dtype: Any = np.float64, seed: int | None = 0,
+               max_elements: int = MAX_ELEMENTS) -> Session:
+        program = Program.compile(source)
+        bindings = {}
+        for option in sets:
+            name, text = split_assignment(option)
+            bindings[name] = parse_value(text, f"--set {name}", seed=seed)
+        names = [n.strip() for item in wrt for n in item.split(",") if n.strip()]
+        program.check_names(bindings, names)
+        return cls(program, bindings, names, np.dtype(dtype), seed, max_elements)
+
+    def run(self, bindings: dict[str, Any] | None = None) -> Run:
+        values = self.bindings if bindings is None else {**self.bindings, **bindings}
+        return self.program.run(values, self.wrt, dtype=self.dtype, seed=self.seed,
+                                max_elements=self.max_elements)
+
+    def targets(self, run: Run) -> dict[str, Tensor]:
+        """The --wrt variables, or else the leaves the program declares requires_grad."""
+        if self.wrt:
+            return run.wrt
+        return {n: t for n, t in run.env.items() if t.is_leaf and t.requires_grad}
+
+    def evaluate(self, grad_output: str | None = None) -> Evaluation:
+        run = self.run()
+        out = run.output
+        targets = self.targets(run)
+        result = Evaluation(out.data, out.grad_fn.name() if out.grad_fn else None)
+        seed = None
+        if targets and out.requires_grad:
+            seed = self._cotangent(out, grad_output)
+        grads = (autograd_grad(out, list(targets.values()), grad_outputs=seed, allow_unused=True)
+                 if seed is not None or (targets and out.requires_grad) else [None] * len(targets))
+        for (name, t), g in zip(targets.items(), grads):
+            result.variables[name] = Variable(
+                name, t.data, np.zeros_like(t.data) if g is None else np.asarray(g.data),
+                used=g is not None, role="input" if t.is_leaf else "intermediate")
+        return result
+
+    def _cotangent(self, out: Tensor, grad_output: str | None) -> Tensor | None:
+        if grad_output is None:
+            if out.data.size != 1:
+                raise AgradValueError(
+                    f"the output has shape {out.shape}, not a single number, so it has no "
+                    "gradient of its own: give --grad-output VALUE (the backward 'gradient', a "
+                    "vector-Jacobian product) or use 'agrad jacobian'"
+                )
+            return None
+        g = parse_value(grad_output, "--grad-output", seed=self.seed).astype(out.dtype)
+        try:
+            return wrap(np.array(np.broadcast_to(g, out.shape)))
+        except ValueError:
+            raise AgradValueError(f"--grad-output has shape {g.shape}, but the output has shape "
+                                  f"{out.shape}; give one value per output element") from None
+
+    def jacobian(self) -> tuple[np.ndarray, dict[str, Variable]]:
+        """d output / d variable for each --wrt variable: shape output.shape + var.shape."""
+        run = self.run()
+        out, targets = run.output, self.targets(run)
+        blocks = batched_jacobian(out, tuple(targets.values()))
+        result = {}
+        for (name, t), block in zip(targets.items(), blocks):
+            used = block is not None
+            data = np.zeros(out.shape + t.shape) if block is None else block.data
+            result[name] = Variable(name, t.data, data, used, "input" if t.is_leaf else
+                                    "intermediate")
+        return out.data, result
+
+    def hessian(self) -> tuple[np.ndarray, dict[str, Variable], dict[tuple[str, str], np.ndarray]]:
+        """Second derivatives of a scalar output: per-variable blocks and mixed blocks."""
+        run = self.run()
+        out, targets = run.output, self.targets(run)
+        if out.data.size != 1:
+            raise AgradValueError(f"hessian needs a single-number output, but it has shape "
+                                  f"{out.shape}; reduce it first, e.g. sum(...)")
+        tensors = list(targets.values())
+        names = list(targets)
+        diag, mixed = {}, {}
+        if not out.requires_grad:
+            grads = [None] * len(tensors)
+        else:
+            grads = autograd_grad(out.reshape(()), tensors, create_graph=True, allow_unused=True)
+        for i, (name, t, g) in enumerate(zip(names, tensors, grads)):
+            if g is None or not g.requires_grad:
+                blocks = [None] * len(tensors)
+            else:
+                blocks = batched_jacobian(g, tuple(tensors))
+            for j, (other, b) in enumerate(zip(names, blocks)):
+                block = np.zeros(t.shape + tensors[j].shape) if b is None else b.data
+                if i == j:
+                    diag[name] = Variable(name, t.data, block, g is not None)
+                elif i < j:
+                    mixed[(name, other)] = block
+        return out.data, diag, mixed
