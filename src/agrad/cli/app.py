@@ -1,0 +1,216 @@
+"""The Typer app: options in, results from `agrad.lang.session`, output from `render`."""
+
+from __future__ import annotations
+
+import sys
+from enum import Enum
+from typing import Annotated
+
+import typer
+
+from .. import __version__
+from ..errors import AgradValueError
+
+app = typer.Typer(
+    name="agrad",
+    help="Autograd calculator and gradient checker: values, gradients, Jacobians, Hessians "
+    "and finite-difference checks of tensor expressions, with PyTorch's semantics.",
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+
+
+class Format(str, Enum):
+    table = "table"
+    json = "json"
+    csv = "csv"
+
+
+class Dtype(str, Enum):
+    float64 = "float64"
+    float32 = "float32"
+
+
+# ---- options shared by every command that takes a PROGRAM ------------------------------
+
+ProgramArg = Annotated[
+    str | None,
+    typer.Argument(help="The program text; '-' reads it from standard input.", show_default=False),
+]
+FileOpt = Annotated[
+    str | None, typer.Option("--file", "-f", help="Read the program from a file.", metavar="PATH")
+]
+SetOpt = Annotated[
+    list[str] | None,
+    typer.Option("--set", help="Bind NAME=VALUE: a constant (e.g. [1,2], randn(3), 2.5) or "
+                 "@PATH (.npy, .npz:key, .csv, .txt, .json). Repeatable.", metavar="NAME=VALUE"),
+]
+WrtOpt = Annotated[
+    list[str] | None,
+    typer.Option("--wrt", help="Variables to differentiate with respect to, e.g. w,b.",
+                 metavar="NAMES"),
+]
+FormatOpt = Annotated[Format, typer.Option("--format", help="Output format.")]
+PrecisionOpt = Annotated[
+    int, typer.Option("--precision", min=1, max=17, help="Significant digits in tables.")
+]
+DtypeOpt = Annotated[Dtype, typer.Option("--dtype", help="Floating-point precision.")]
+SeedOpt = Annotated[int, typer.Option("--seed", help="Seed for randn/rand.")]
+LimitOpt = Annotated[
+    int, typer.Option("--max-elements", min=1, help="Refuse results larger than this.")
+]
+
+
+def read_program(program: str | None, file: str | None) -> str:
+    """The program text from the argument, standard input ('-') or --file."""
+    if file is not None:
+        if program is not None:
+            raise AgradValueError("give the program either as an argument or with --file, "
+                                  "not both")
+        try:
+            with open(file, encoding="utf-8") as handle:
+                return handle.read()
+        except OSError as exc:
+            raise AgradValueError(f"--file: cannot read {file!r}: {exc.strerror}") from None
+        except UnicodeDecodeError:
+            raise AgradValueError(f"--file: {file!r} is not UTF-8 text") from None
+    if program is None:
+        raise AgradValueError("no program given: pass it as an argument, '-' for standard "
+                              "input, or --file PATH")
+    if program == "-":
+        return sys.stdin.read()
+    return program
+
+
+def _session(program, file, sets, wrt, dtype, seed, max_elements):
+    from ..lang.session import Session
+
+    return Session.create(read_program(program, file), sets or [], wrt or [],
+                          dtype=dtype.value, seed=seed, max_elements=max_elements)
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"agrad {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True,
+                           help="Show the version and exit.")
+    ] = False,
+) -> None:
+    """agrad: autograd from the command line."""
+
+
+@app.command("eval")
+def eval_command(
+    program: ProgramArg = None,
+    file: FileOpt = None,
+    set_: SetOpt = None,
+    wrt: WrtOpt = None,
+    grad_output: Annotated[
+        str | None,
+        typer.Option("--grad-output", metavar="VALUE", help="The 'gradient' of backward for a "
+                     "non-scalar output: computes a vector-Jacobian product."),
+    ] = None,
+    format_: FormatOpt = Format.table,
+    precision: PrecisionOpt = 6,
+    dtype: DtypeOpt = Dtype.float64,
+    seed: SeedOpt = 0,
+    max_elements: LimitOpt = 10**8,
+) -> None:
+    """Print the program's value and the gradients of the --wrt variables.
+
+    Example:
+
+        agrad eval "sum((w*x+b-y)**2)" --wrt w,b --set x=[1,2] --set y=[5,7] --set w=1 --set b=0
+
+    prints the value 41 and the gradients w: -28, b: -18.
+    """
+    from . import render
+
+    session = _session(program, file, set_, wrt, dtype, seed, max_elements)
+    render.evaluation(session.evaluate(grad_output), format_.value, precision)
+
+
+@app.command("jacobian")
+def jacobian_command(
+    program: ProgramArg = None,
+    file: FileOpt = None,
+    set_: SetOpt = None,
+    wrt: WrtOpt = None,
+    format_: FormatOpt = Format.table,
+    precision: PrecisionOpt = 6,
+    dtype: DtypeOpt = Dtype.float64,
+    seed: SeedOpt = 0,
+    max_elements: LimitOpt = 10**8,
+) -> None:
+    """Print the Jacobian of the output with respect to each --wrt variable
+    (shape: output.shape + variable.shape).
+
+    Example:
+
+        agrad jacobian "[x[0]**2 + 3*x[1], x[1]**2 + 2*x[0]]" --set x=[2,3] --wrt x
+
+    prints [[4, 3], [2, 6]].
+    """
+    from . import render
+
+    session = _session(program, file, set_, _required(wrt), dtype, seed, max_elements)
+    value, blocks = session.jacobian()
+    render.jacobian(value, blocks, format_.value, precision)
+
+
+@app.command("hessian")
+def hessian_command(
+    program: ProgramArg = None,
+    file: FileOpt = None,
+    set_: SetOpt = None,
+    wrt: WrtOpt = None,
+    format_: FormatOpt = Format.table,
+    precision: PrecisionOpt = 6,
+    dtype: DtypeOpt = Dtype.float64,
+    seed: SeedOpt = 0,
+    max_elements: LimitOpt = 10**8,
+) -> None:
+    """Print the Hessian of a single-number output for each --wrt variable
+    (shape: variable.shape + variable.shape), and the mixed blocks between variables.
+
+    Example:
+
+        agrad hessian "sum(x**3) + x[0]*x[1]" --set x=[1,2] --wrt x
+
+    prints [[6, 1], [1, 12]].
+    """
+    from . import render
+
+    session = _session(program, file, set_, _required(wrt), dtype, seed, max_elements)
+    value, blocks, mixed = session.hessian()
+    render.hessian(value, blocks, mixed, format_.value, precision)
+
+
+@app.command("functions")
+def functions_command(format_: FormatOpt = Format.table) -> None:
+    """List the functions the language provides, with their parameters."""
+    from ..lang.functions import TABLE
+    from . import render
+
+    render.functions(TABLE, format_.value)
+
+
+def _required(wrt: list[str] | None) -> list[str]:
+    if not wrt:
+        raise AgradValueError("--wrt is required here: name the variables to differentiate "
+                              "with respect to, e.g. --wrt x")
+    return wrt
+
+
+def command():
+    """The Click command behind the app (run by `agrad.cli.run` with its own error boundary)."""
+    return typer.main.get_command(app)
