@@ -565,6 +565,7 @@ def test_grad_create_graph_second_derivative(lib):
     np.testing.assert_allclose(arr(gg), 6 * np.array([1.5, -2., 0.25]), atol=1e-15)
 
 
+@pytest.mark.filterwarnings("ignore:Using backward\\(\\) with create_graph=True")
 def test_backward_create_graph_double_backward(lib):
     x = lib.tensor([1.5, -2.], requires_grad=True)
     (x**3).sum().backward(create_graph=True)
