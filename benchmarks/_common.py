@@ -23,6 +23,35 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import numpy as np  # noqa: E402
 
+# ---- allocator mode ---------------------------------------------------------------------
+# With glibc's default malloc, a loop whose temporaries total more than ~2x the largest
+# array (here: a few 1-2 MB arrays) gets its heap trimmed at the end of every iteration and
+# re-faults it page by page in the next (strace: brk grows ~10 MB and shrinks back once per
+# iteration; thousands of minor page faults, +30-70% time). Whether that happens depends on
+# the process's history (glibc raises its thresholds after freeing large mmapped chunks), so
+# timings in one shared process would depend on which framework ran first. By default we
+# therefore tell glibc to keep freed memory ("warm" mode, like any long-running training
+# process reaches); ``--malloc default`` leaves glibc's defaults alone.
+MALLOC_MODE = "default" if "--malloc" in sys.argv and \
+    sys.argv[sys.argv.index("--malloc") + 1] == "default" else "warm"
+
+
+def _keep_freed_memory() -> str:
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL("libc.so.6")
+        m_trim_threshold, m_mmap_threshold = -1, -3
+        ok = libc.mallopt(m_mmap_threshold, 32 * 1024 * 1024)  # 32 MB is glibc's maximum
+        ok &= libc.mallopt(m_trim_threshold, 1024 * 1024 * 1024)
+        return "warm (glibc mallopt: M_MMAP_THRESHOLD=32MB, M_TRIM_THRESHOLD=1GB)" if ok \
+            else "default (mallopt failed)"
+    except (OSError, AttributeError):
+        return "default (not glibc)"
+
+
+MALLOC = _keep_freed_memory() if MALLOC_MODE == "warm" else "glibc default"
+
 # `python benchmarks/X.py` from a checkout works without PYTHONPATH=src.
 _SRC = Path(__file__).resolve().parent.parent / "src"
 try:
@@ -98,6 +127,7 @@ def environment() -> dict:
         "torch_threads": torch.get_num_threads(),
         "autograd": hips_version,
         "agrad": getattr(agrad, "__version__", "?"),
+        "malloc": MALLOC,
         "OPENBLAS_CORETYPE": os.environ.get("OPENBLAS_CORETYPE", "(unset)"),
         "threads_env": ", ".join(f"{v}={os.environ.get(v)}" for v in
                                  ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")),
@@ -113,6 +143,7 @@ def print_header(title: str) -> dict:
     print(f"  OPENBLAS_CORETYPE={env['OPENBLAS_CORETYPE']}   {env['threads_env']}")
     print(f"  torch {env['torch']} (BLAS {env['torch_blas']}, {env['torch_threads']} thread)   "
           f"autograd (HIPS) {env['autograd']}   agrad {env['agrad']}")
+    print(f"  malloc: {env['malloc']}")
     return env
 
 
@@ -197,6 +228,12 @@ def json_arg(argv: list[str]) -> str | None:
     if "--json" in argv:
         return argv[argv.index("--json") + 1]
     return None
+
+
+def str_arg(argv: list[str], flag: str, default: str | None) -> str | None:
+    if flag in argv:
+        return argv[argv.index(flag) + 1]
+    return default
 
 
 def int_arg(argv: list[str], flag: str, default: int) -> int:

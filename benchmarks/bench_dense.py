@@ -128,34 +128,15 @@ def check(data, ag, th) -> None:
     _common.check_close("hips loss", hips_loss(*data[1:4], data[0], data[4]), loss)
 
 
-def main(argv: list[str]) -> dict:
-    repeat = _common.int_arg(argv, "--repeat", 31)
-    env = _common.print_header("bench_dense: tanh MLP layer, forward+backward, float64")
-    print(f"  X {N}x{D}, W1 {D}x{H}, b1 {H}, W2 {H}x{K}, Y {N}x{K}; "
-          f"median/min of {repeat} runs")
-    data = make_data()
-    ag = agrad_setup(*data)
-    th = torch_setup(*data)
-    check(data, ag, th)
-    print("  gradients dW1, db1, dW2 agree across all four (np.allclose rtol=atol=1e-9)\n")
-
-    hips_fwd = lambda: hips_loss(data[1], data[2], data[3], data[0], data[4])  # noqa: E731
-    cases = [
-        ("numpy (by hand)", lambda: numpy_fwd_bwd(*data), lambda: numpy_forward(*data)),
-        ("agrad", lambda: agrad_fwd_bwd(*ag), lambda: agrad_forward(*ag)),
-        ("HIPS autograd", lambda: hips_fwd_bwd(*data), hips_fwd),
-        ("PyTorch", lambda: torch_fwd_bwd(*th), lambda: torch_forward(*th)),
-    ]
-    # Warm every case up first: glibc malloc adapts its mmap/trim thresholds to the 1-2 MB
-    # temporaries after a few iterations; until then each run page-faults fresh memory in
-    # (thousands of minor faults, +30-50%), and whichever case ran first would pay for it.
+def measure(cases, repeat: int) -> dict:
+    """Median/min fwd+bwd and fwd-only seconds per case, frameworks interleaved in rounds."""
+    # Warm every case up first (caches, lazy imports, the allocator's free lists).
     for _name, fb, fwd in cases:
         for _ in range(10):
             fb()
             fwd()
-    results = {}
-    # Interleave the frameworks across rounds so drifts (thermal, neighbours) hit all alike.
-    rounds = 3
+    results: dict = {}
+    rounds = 3  # interleave so that drifts (thermal, busy neighbours) hit all cases alike
     for _ in range(rounds):
         for name, fb, fwd in cases:
             t = _common.timeit(fb, repeat=max(repeat // rounds, 3), warmup=2)
@@ -164,23 +145,86 @@ def main(argv: list[str]) -> dict:
             r["fb"].append(t["median"])
             r["fb_min"].append(t["min"])
             r["fwd"].append(f["median"])
-    faults = {name: _common.minor_faults(fb) for name, fb, _ in cases}
-    base = float(np.median(results["numpy (by hand)"]["fb"]))
-    rows, out = [], {}
-    for name, r in results.items():
-        med, mn, fwd = float(np.median(r["fb"])), min(r["fb_min"]), float(np.median(r["fwd"]))
-        ratio = med / base
+    out = {}
+    for name, fb, _fwd in cases:
+        r = results[name]
+        out[name] = {"fwd_bwd_ms_median": float(np.median(r["fb"])) * 1e3,
+                     "fwd_bwd_ms_min": min(r["fb_min"]) * 1e3,
+                     "fwd_ms_median": float(np.median(r["fwd"])) * 1e3,
+                     "minor_faults_per_iter": _common.minor_faults(fb)}
+    return out
+
+
+def table(out: dict) -> None:
+    base = out[NUMPY]["fwd_bwd_ms_median"]
+    rows = []
+    for name, r in out.items():
+        r["ratio_to_numpy"] = ratio = r["fwd_bwd_ms_median"] / base
         note = ""
         if name == "agrad":
-            note = "OK (goal <= %.2fx)" % GOAL if ratio <= GOAL else "ABOVE goal %.2fx" % GOAL
-        rows.append([name, f"{med * 1e3:.3f}", f"{mn * 1e3:.3f}", f"{fwd * 1e3:.3f}",
-                     f"{ratio:.3f}x", f"{faults[name]:.0f}", note])
-        out[name] = {"fwd_bwd_ms_median": med * 1e3, "fwd_bwd_ms_min": mn * 1e3,
-                     "fwd_ms_median": fwd * 1e3, "ratio_to_numpy": ratio,
-                     "minor_faults_per_iter": faults[name]}
+            note = f"OK (goal <= {GOAL:.2f}x)" if ratio <= GOAL else f"ABOVE goal {GOAL:.2f}x"
+        rows.append([name, f"{r['fwd_bwd_ms_median']:.3f}", f"{r['fwd_bwd_ms_min']:.3f}",
+                     f"{r['fwd_ms_median']:.3f}", f"{ratio:.3f}x",
+                     f"{r['minor_faults_per_iter']:.0f}", note])
     _common.print_table(["implementation", "fwd+bwd ms (median)", "min ms", "fwd-only ms",
-                         "ratio vs numpy", "faults/iter", ""], rows, "lrrrrrl")
-    payload = {"benchmark": "dense", "env": env, "results": out}
+                         "ratio vs numpy", "page faults/iter", ""], rows, "lrrrrrl")
+
+
+def isolated(repeat: int) -> dict:
+    """Each implementation alone in a fresh process with glibc's default malloc."""
+    import json
+    import subprocess
+    import tempfile
+
+    out = {}
+    for name in NAMES:
+        with tempfile.NamedTemporaryFile(suffix=".json") as f:
+            subprocess.run([sys.executable, __file__, "--only", name, "--malloc", "default",
+                            "--repeat", str(repeat), "--json", f.name, "--quiet"], check=True)
+            out[name] = json.load(open(f.name))["results"][name]
+    return out
+
+
+NUMPY = "numpy (by hand)"
+NAMES = [NUMPY, "agrad", "HIPS autograd", "PyTorch"]
+
+
+def main(argv: list[str]) -> dict:
+    repeat = _common.int_arg(argv, "--repeat", 30)
+    only = _common.str_arg(argv, "--only", None)
+    quiet = "--quiet" in argv
+    data = make_data()
+    ag = agrad_setup(*data)
+    th = torch_setup(*data)
+    hips_fwd = lambda: hips_loss(data[1], data[2], data[3], data[0], data[4])  # noqa: E731
+    cases = [
+        (NUMPY, lambda: numpy_fwd_bwd(*data), lambda: numpy_forward(*data)),
+        ("agrad", lambda: agrad_fwd_bwd(*ag), lambda: agrad_forward(*ag)),
+        ("HIPS autograd", lambda: hips_fwd_bwd(*data), hips_fwd),
+        ("PyTorch", lambda: torch_fwd_bwd(*th), lambda: torch_forward(*th)),
+    ]
+    if only:  # child mode of isolated(): one implementation, results as JSON only
+        out = measure([c for c in cases if c[0] == only], repeat)
+        _common.write_json(_common.json_arg(argv), {"results": out})
+        if not quiet:
+            print(out)
+        return {"results": out}
+
+    env = _common.print_header("bench_dense: tanh MLP layer, forward+backward, float64")
+    print(f"  X {N}x{D}, W1 {D}x{H}, b1 {H}, W2 {H}x{K}, Y {N}x{K}; "
+          f"median/min of {repeat} runs (3 interleaved rounds)")
+    check(data, ag, th)
+    print("  gradients dW1, db1, dW2 agree across all four (np.allclose rtol=atol=1e-9)")
+    print(f"\n[A] one process, all four interleaved; malloc {_common.MALLOC_MODE}")
+    shared = measure(cases, repeat)
+    table(shared)
+    payload = {"benchmark": "dense", "env": env, "results": shared}
+    if "--no-isolated" not in argv:
+        print("\n[B] each implementation alone in a fresh process, glibc default malloc "
+              "(what a plain script sees:\n    heap trimmed and re-faulted every iteration)")
+        iso = isolated(repeat)
+        table(iso)
+        payload["isolated_default_malloc"] = iso
     _common.write_json(_common.json_arg(argv), payload)
     return payload
 

@@ -243,6 +243,7 @@ TORCH = {
     "setitem": _setitem,
     "concat": lambda t, *xs, axis=0: t.cat(xs, dim=axis),
     "stack": lambda t, *xs, axis=0: t.stack(xs, dim=axis),
+    "unbind": lambda t, x, index, advanced: x.unbind(0)[index[0]],
 }
 SAME_NAME = (
     "exp log log1p expm1 sqrt abs sign sin cos tan sinh cosh tanh sigmoid relu reciprocal "

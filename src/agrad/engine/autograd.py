@@ -30,7 +30,7 @@ FREED_ERROR = (
 SCALAR_ERROR = "grad can be implicitly created only for scalar outputs"
 NO_GRAD_ERROR = "element {} of tensors does not require grad and does not have a grad_fn"
 UNUSED_ERROR = (
-    "One of the differentiated Tensors appears to not have been used in the graph. "
+    "The differentiated Tensor at index {} appears to not have been used in the graph. "
     "Set allow_unused=True if this is the desired behavior."
 )
 
@@ -56,14 +56,11 @@ def _seed(outputs: list[Tensor], grads: list, batch: int, create_graph: bool) ->
             g = np.ones_like(out.data)
         g = g if isinstance(g, Tensor) else wrap(np.asarray(g, dtype=out.dtype))
         expected = g.shape[:batch] + out.shape
-        if g.shape != expected:
-            try:
-                g = functions.sum_to(g, expected)
-            except Exception:
-                raise AgradAutogradError(
-                    f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and "
-                    f"output[{i}] has a shape of {out.shape}."
-                ) from None
+        if g.shape != expected or g.ndim != batch + out.ndim:
+            raise AgradAutogradError(
+                f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and "
+                f"output[{i}] has a shape of {out.shape}."
+            )
         seeds.append(g if create_graph else g.data)
     return seeds
 
@@ -172,6 +169,8 @@ def _node_vjp(node: Node, g: Any, ns: Any, create_graph: bool, batch: int) -> li
     op = node.op
     if node.freed and op.saves:
         raise AgradAutogradError(FREED_ERROR)
+    if node.versions is not None:
+        _check_versions(node)
     if create_graph:
         xs = node.inputs
         out = wrap(node.out, True, node) if node.out is not None else None
@@ -190,8 +189,21 @@ def _node_vjp(node: Node, g: Any, ns: Any, create_graph: bool, batch: int) -> li
             shape = lead + x.shape
             if gi.shape != shape:
                 gi = _unbroadcast(ns, gi, shape, batch)
+            if gi.dtype != x.dtype:  # a float32 input gets a float32 gradient, as in PyTorch
+                gi = ns.astype(gi, x.dtype)
         result.append(gi)
     return result
+
+
+def _check_versions(node: Node) -> None:
+    for x, version in zip(node.inputs, node.versions):
+        if isinstance(x, Tensor) and x._version != version:
+            raise AgradAutogradError(
+                "one of the variables needed for gradient computation has been modified by an "
+                f"inplace operation: a tensor of shape {x.shape} saved by {node.name()} is at "
+                f"version {x._version}; expected version {version} instead. Hint: compute on a "
+                ".clone() instead of modifying it in place."
+            )
 
 
 def _unbroadcast(ns: Any, g: Any, shape: tuple, batch: int) -> Any:
@@ -202,12 +214,21 @@ def _unbroadcast(ns: Any, g: Any, shape: tuple, batch: int) -> Any:
     return ns.sum_to(g, shape) if g.shape != shape else g
 
 
+class ShapeOnly:
+    """What a freed node keeps of its output: the shape facts rules that save nothing read."""
+
+    __slots__ = ("shape", "ndim", "dtype")
+
+    def __init__(self, out: np.ndarray) -> None:
+        self.shape, self.ndim, self.dtype = out.shape, out.ndim, out.dtype
+
+
 def _free(node: Node) -> None:
     """Drop the saved output; ops that never read it keep a zero-byte stand-in of its shape."""
     node.freed = True
     out = node.out
     if out is not None:
-        node.out = None if node.op.saves else np.broadcast_to(np.empty((), out.dtype), out.shape)
+        node.out = None if node.op.saves else ShapeOnly(out)
 
 
 def _run_hooks(hooks: list, g: Any, create_graph: bool) -> Any:
@@ -283,11 +304,11 @@ def grad(
     grads = run_backward(outs, _as_list(grad_outputs), retain_graph, create_graph, inputs=ins,
                          batch=1 if is_grads_batched else 0)
     result = []
-    for t, g in zip(ins, grads):  # type: ignore[arg-type]
+    for i, (t, g) in enumerate(zip(ins, grads)):  # type: ignore[arg-type]
         if g is None:
             if materialize_grads:
                 g = np.zeros_like(t.data)
             elif not allow_unused:
-                raise AgradAutogradError(UNUSED_ERROR)
+                raise AgradAutogradError(UNUSED_ERROR.format(i))
         result.append(g if g is None or isinstance(g, Tensor) else wrap(np.array(g)))
     return tuple(result)

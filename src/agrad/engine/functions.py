@@ -17,8 +17,9 @@ from ..errors import AgradShapeError, AgradValueError
 from .dtypes import get_default_dtype, to_dtype
 from .grad_mode import STATE
 from .ops import TABLE, apply
+from .ops.core import normalize_axis
 from .ops.shape import normalize_index
-from .tensor import INPLACE_LEAF_ERROR, Tensor, _autograd_error, _to_data, wrap
+from .tensor import INPLACE_VIEW_ERROR, Tensor, _autograd_error, _to_data, wrap
 
 # What `agrad` re-exports (agrad.exp, agrad.sum, ...).
 PUBLIC = (
@@ -27,7 +28,7 @@ PUBLIC = (
     "tanh sigmoid relu reciprocal clone lt le gt ge eq ne less less_equal greater "
     "greater_equal equal not_equal logical_and logical_or logical_xor logical_not sum mean prod amax amin max min argmax argmin logsumexp "
     "softmax log_softmax norm matmul dot mm mv outer reshape view flatten permute transpose "
-    "swapaxes t expand broadcast_to unsqueeze squeeze concat cat concatenate stack astype"
+    "swapaxes t expand broadcast_to unsqueeze squeeze concat cat concatenate stack astype unbind"
 ).split()
 __all__ = list(PUBLIC)
 
@@ -63,23 +64,35 @@ def _first(a: Any) -> Tensor:
     return a if isinstance(a, Tensor) else as_tensor(a)
 
 
+def _pair(a: Any, b: Any) -> tuple[Tensor, Any]:
+    """Operands of a binary op, promoted as PyTorch does: a 0-d float tensor takes the
+    dtype of a dimensioned float operand (NumPy would widen to the 0-d one's dtype)."""
+    a, b = _first(a), _operand(b)
+    if isinstance(b, Tensor) and a.data.dtype != b.data.dtype:
+        if b.ndim == 0 and a.ndim and a.dtype.kind == b.dtype.kind == "f":
+            b = astype(b, a.dtype)
+        elif a.ndim == 0 and b.ndim and a.dtype.kind == b.dtype.kind == "f":
+            a = astype(a, b.dtype)
+    return a, b
+
+
 # ---- elementwise ------------------------------------------------------------------------
 
 
 def add(a: Any, b: Any) -> Tensor:
-    return apply(OP["add"], _first(a), _operand(b))
+    return apply(OP["add"], *_pair(a, b))
 
 
 def sub(a: Any, b: Any) -> Tensor:
-    return apply(OP["sub"], _first(a), _operand(b))
+    return apply(OP["sub"], *_pair(a, b))
 
 
 def mul(a: Any, b: Any) -> Tensor:
-    return apply(OP["mul"], _first(a), _operand(b))
+    return apply(OP["mul"], *_pair(a, b))
 
 
 def div(a: Any, b: Any) -> Tensor:
-    return apply(OP["div"], _first(a), _operand(b))
+    return apply(OP["div"], *_pair(a, b))
 
 
 def pow(a: Any, b: Any) -> Tensor:  # noqa: A001 - PyTorch's name
@@ -87,7 +100,7 @@ def pow(a: Any, b: Any) -> Tensor:  # noqa: A001 - PyTorch's name
         return apply(OP["pow_scalar"], _first(a), exponent=b)
     if isinstance(a, _SCALAR):
         return apply(OP["rpow"], _first(b), base=a)
-    return apply(OP["pow"], _first(a), _operand(b))
+    return apply(OP["pow"], *_pair(a, b))
 
 
 def rsub(a: Any, b: Any) -> Tensor:
@@ -105,11 +118,11 @@ def square(x: Any) -> Tensor:
 
 
 def maximum(a: Any, b: Any) -> Tensor:
-    return apply(OP["maximum"], _first(a), _operand(b))
+    return apply(OP["maximum"], *_pair(a, b))
 
 
 def minimum(a: Any, b: Any) -> Tensor:
-    return apply(OP["minimum"], _first(a), _operand(b))
+    return apply(OP["minimum"], *_pair(a, b))
 
 
 def where(cond: Any, a: Any, b: Any) -> Tensor:
@@ -414,6 +427,17 @@ def index(x: Any, key: Any) -> Tensor:
     return apply(OP["index"], x, index=full, advanced=advanced)
 
 
+def unbind(x: Any, dim: int = 0) -> tuple[Tensor, ...]:
+    """The slices of ``x`` along ``dim`` (what iterating over a tensor gives)."""
+    x = _first(x)
+    n = normalize_axis(dim, x.ndim, "unbind")
+    lead = (slice(None),) * n
+    return tuple(
+        apply(OP["unbind"], x, index=normalize_index((*lead, i), x.ndim)[0], advanced=False)
+        for i in range(x.shape[n])
+    )
+
+
 def index_backward(g: Any, shape: Any, index: Any, advanced: bool = False) -> Tensor:
     return apply(OP["index_backward"], _first(g), shape=tuple(shape), index=index,
                  advanced=advanced)
@@ -424,7 +448,8 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
     full, advanced = normalize_index(key, x.ndim)
     tracked = STATE.enabled and (x._rg or (isinstance(value, Tensor) and value._rg))
     if STATE.enabled and x.grad_fn is None and x._rg:
-        raise _autograd_error(INPLACE_LEAF_ERROR)
+        raise _autograd_error(INPLACE_VIEW_ERROR)
+    x._version += 1
     if not tracked:
         x.data[full] = value.data if isinstance(value, Tensor) else value
         return

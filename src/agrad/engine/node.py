@@ -13,7 +13,10 @@ class Node:
     its gradient to: a Node, a leaf Tensor that requires grad, or None.
     """
 
-    __slots__ = ("op", "inputs", "params", "out", "next", "retained", "hooks", "freed", "__weakref__")
+    __slots__ = (
+        "op", "inputs", "params", "out", "next", "retained", "hooks", "freed", "versions",
+        "__weakref__",
+    )  # fmt: skip
 
     def __init__(self, op: Any, inputs: tuple, params: dict, out: Any, next_: tuple) -> None:
         self.op = op
@@ -24,6 +27,8 @@ class Node:
         self.retained = None  # the output Tensor, once retain_grad() was called on it
         self.hooks: list | None = None
         self.freed = False
+        # Saved inputs' version counters: an in-place change before backward is an error.
+        self.versions = tuple(getattr(x, "_version", 0) for x in inputs) if op.saves else None
 
     def name(self) -> str:
         """PyTorch's class name for this backward function, e.g. 'MulBackward0'."""

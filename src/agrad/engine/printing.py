@@ -37,7 +37,10 @@ def format_data(data: np.ndarray, indent: int) -> str:
     summarize = data.size > THRESHOLD
     shown = _shown_values(data, summarize)
     fmt = str if data.dtype.kind in "biu" else _float_formatter(shown.astype(np.float64))
-    width = max((len(fmt(v)) for v in shown.reshape(-1)), default=0)
+    flat = shown.reshape(-1)
+    if data.dtype.kind == "f" and np.isfinite(flat).any():
+        flat = flat[np.isfinite(flat)]  # PyTorch: non-finite cells do not set the width
+    width = max((len(fmt(v)) for v in flat), default=0)
     return _nest(data, indent, lambda v: fmt(v).rjust(width), summarize)
 
 

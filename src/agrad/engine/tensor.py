@@ -24,6 +24,9 @@ NON_LEAF_GRAD_WARNING = (
     "instead. See github.com/pytorch/pytorch/pull/30531 for more informations."
 )
 INPLACE_LEAF_ERROR = "a leaf Variable that requires grad is being used in an in-place operation."
+INPLACE_VIEW_ERROR = (
+    "a view of a leaf Variable that requires grad is being used in an in-place operation."
+)
 FLOAT_ONLY_ERROR = "Only Tensors of floating point and complex dtype can require gradients"
 
 _new = object.__new__
@@ -39,6 +42,7 @@ def wrap(data: np.ndarray, requires_grad: bool = False, grad_fn: Any = None) -> 
     t._acc = None
     t._retains = False
     t._hooks = None
+    t._version = 0
     return t
 
 
@@ -50,7 +54,9 @@ class Tensor:
     tensor(3.)
     """
 
-    __slots__ = ("data", "_rg", "grad_fn", "_grad", "_acc", "_retains", "_hooks", "__weakref__")
+    __slots__ = (
+        "data", "_rg", "grad_fn", "_grad", "_acc", "_retains", "_hooks", "_version", "__weakref__",
+    )  # fmt: skip
     __array_priority__ = 1000  # NumPy defers `ndarray * Tensor` to Tensor.__rmul__
 
     def __init__(self, *args: Any, requires_grad: bool = False) -> None:
@@ -66,6 +72,7 @@ class Tensor:
         self._acc = None
         self._retains = False
         self._hooks = None
+        self._version = 0
         if requires_grad:
             self.requires_grad = True
 
@@ -210,7 +217,7 @@ class Tensor:
     def __iter__(self):
         if self.data.ndim == 0:
             raise TypeError("iteration over a 0-d tensor")
-        return (self[i] for i in range(self.data.shape[0]))
+        return iter(F.unbind(self))
 
     def __float__(self) -> float:
         return float(self.item())
@@ -253,6 +260,7 @@ class Tensor:
         if STATE.enabled and self.grad_fn is None and self._rg:
             raise _autograd_error(INPLACE_LEAF_ERROR)
         self.data[...] = result.data
+        self._version += 1
         if result.grad_fn is not None:
             self.grad_fn = result.grad_fn
             self._rg = True
@@ -265,6 +273,7 @@ class Tensor:
         if STATE.enabled and self.grad_fn is None and self._rg:
             raise _autograd_error(INPLACE_LEAF_ERROR)
         self.data[...] = value
+        self._version += 1
         return self
 
     def copy_(self, src: Any) -> Tensor:

@@ -239,11 +239,13 @@ class _Executor:
     def binary(self, op: str, a: Any, b: Any) -> Tensor:
         a = to_tensor(a) if isinstance(a, LangList) else a
         b = to_tensor(b) if isinstance(b, LangList) else b
-        shapes = [np.shape(x.data if isinstance(x, Tensor) else x) for x in (a, b)]
+        sa = a.data.shape if isinstance(a, Tensor) else ()
+        sb = b.data.shape if isinstance(b, Tensor) else ()
         if op == "@":
-            self.check_size(math.prod(matmul_shape(*shapes)), "@")
+            self.check_size(math.prod(matmul_shape(sa, sb)), "@")
             return F.matmul(to_tensor(a), to_tensor(b))
-        self.check_size(math.prod(broadcast_shape(*shapes)), op)
+        if sa != sb and sa and sb:  # only broadcasting can grow a result beyond its inputs
+            self.check_size(math.prod(broadcast_shape(sa, sb)), op)
         if op in _COMPARE:
             return F.astype(_COMPARE[op](to_tensor(a), b), get_default_dtype())
         if not isinstance(a, Tensor) and not isinstance(b, Tensor):

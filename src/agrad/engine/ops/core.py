@@ -70,19 +70,28 @@ def register(*ops: Op) -> None:
 
 def apply(op: Op, *inputs: Any, **params: Any) -> Tensor:
     """Run ``op`` forward on tensors (or raw constants) and record a node if needed."""
-    datas = [x.data if isinstance(x, Tensor) else x for x in inputs]
+    datas = []
+    tracked = False
+    for x in inputs:
+        if isinstance(x, Tensor):
+            datas.append(x.data)
+            tracked = tracked or x._rg
+        else:
+            datas.append(x)
     try:
         out = op.forward(*datas, **params)
     except (ValueError, IndexError, TypeError) as exc:
         raise _explain_failure(op, datas, params, exc) from None
     if type(out) is not np.ndarray:
         out = np.asarray(out)
-    if STATE.enabled and op.vjp is not None:
-        next_ = tuple(
-            (x.grad_fn or x) if isinstance(x, Tensor) and x._rg else None for x in inputs
-        )
-        if any(n is not None for n in next_):
-            return wrap(out, True, Node(op, inputs, params, out, next_))
+    if tracked and STATE.enabled and op.vjp is not None:
+        next_ = []
+        for x in inputs:
+            if isinstance(x, Tensor) and x._rg:
+                next_.append(x.grad_fn or x)
+            else:
+                next_.append(None)
+        return wrap(out, True, Node(op, inputs, params, out, tuple(next_)))
     return wrap(out)
 
 

@@ -308,6 +308,8 @@ register(
        cases=(Case(((2, 3),), {"index": (0, slice(None)), "advanced": False}),
               Case(((2, 3),), {"index": (slice(None), slice(1, 3)), "advanced": False}),
               Case(((4,),), {"index": (np.array([0, 2, 2]),), "advanced": True}))),
+    Op("unbind", "UnbindBackward0", _index_forward, _index_vjp, _index_shape, saves=False,
+       cases=(Case(((2, 3),), {"index": (1, slice(None)), "advanced": False}),)),
     Op("index_backward", "IndexBackwardBackward0", kernels.index_backward, _index_backward_vjp,
        _index_backward_shape, saves=False,
        cases=(Case(((3,),), {"shape": (2, 3), "index": (1, slice(None)), "advanced": False}),)),
