@@ -160,6 +160,7 @@ def timeit(fn: Callable[[], object], repeat: int = 15, number: int = 1, warmup: 
     for _ in range(warmup):
         fn(setup()) if setup else fn()
     samples = []
+    faults0 = _minflt()
     for _ in range(repeat):
         gc.collect()
         if setup is None:
@@ -176,21 +177,18 @@ def timeit(fn: Callable[[], object], repeat: int = 15, number: int = 1, warmup: 
                 total += time.perf_counter() - t0
                 del arg
             samples.append(total / number)
-    return {"median": statistics.median(samples), "min": min(samples),
-            "max": max(samples), "repeat": repeat, "number": number}
+    faults = (_minflt() - faults0) / (repeat * number)
+    return {"median": statistics.median(samples), "min": min(samples), "max": max(samples),
+            "repeat": repeat, "number": number, "faults_per_call": faults}
 
 
-def minor_faults(fn: Callable[[], object], number: int = 20) -> float:
-    """Minor page faults per call of ``fn`` (steady state: freshly mapped memory being touched)."""
+def _minflt() -> int:
+    """Minor page faults so far (first touches of freshly mapped memory), 0 if unknown."""
     try:
         import resource
     except ImportError:  # pragma: no cover - not on POSIX
-        return float("nan")
-    fn()
-    before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-    for _ in range(number):
-        fn()
-    return (resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before) / number
+        return 0
+    return resource.getrusage(resource.RUSAGE_SELF).ru_minflt
 
 
 # ---- checks and output ------------------------------------------------------------------

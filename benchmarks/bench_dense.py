@@ -141,7 +141,8 @@ def measure(cases, repeat: int) -> dict:
         for name, fb, fwd in cases:
             t = _common.timeit(fb, repeat=max(repeat // rounds, 3), warmup=2)
             f = _common.timeit(fwd, repeat=max(repeat // rounds, 3), warmup=1)
-            r = results.setdefault(name, {"fb": [], "fb_min": [], "fwd": []})
+            r = results.setdefault(name, {"fb": [], "fb_min": [], "fwd": [], "flt": []})
+            r["flt"].append(t["faults_per_call"])
             r["fb"].append(t["median"])
             r["fb_min"].append(t["min"])
             r["fwd"].append(f["median"])
@@ -151,7 +152,7 @@ def measure(cases, repeat: int) -> dict:
         out[name] = {"fwd_bwd_ms_median": float(np.median(r["fb"])) * 1e3,
                      "fwd_bwd_ms_min": min(r["fb_min"]) * 1e3,
                      "fwd_ms_median": float(np.median(r["fwd"])) * 1e3,
-                     "minor_faults_per_iter": _common.minor_faults(fb)}
+                     "minor_faults_per_iter": float(np.mean(r["flt"]))}
     return out
 
 

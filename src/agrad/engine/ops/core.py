@@ -49,6 +49,7 @@ class Op:
     cases: tuple[Case, ...] = ()
     kink: bool = False  # has points of non-differentiability (tests avoid them)
     needs_mask: bool = False  # the VJP takes ``needs`` (which inputs want a gradient)
+    mutates: bool = False  # the forward writes into its first input (indexed assignment)
 
     def domain_of(self, i: int) -> tuple[float, float]:
         """Input ``i``'s sampling range for generated tests."""

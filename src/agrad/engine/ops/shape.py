@@ -314,7 +314,7 @@ register(
        _index_backward_shape, saves=False,
        cases=(Case(((3,),), {"shape": (2, 3), "index": (1, slice(None)), "advanced": False}),)),
     Op("setitem", "CopySlices", _setitem_forward, _setitem_vjp, _setitem_shape, arity=2,
-       saves=False,
+       saves=False, mutates=True,
        cases=(Case(((2, 3), (3,)), {"index": (0, slice(None)), "advanced": False}),
               Case(((2, 3), ()), {"index": (1, 2), "advanced": False}))),
     Op("concat", "CatBackward0", _concat_forward, _concat_vjp, _concat_shape, arity=-1,

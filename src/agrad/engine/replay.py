@@ -1,0 +1,72 @@
+"""Re-run a recorded graph on new input arrays, with NumPy only.
+
+Finite differences evaluate the same function thousands of times; a `Tape`
+replays the op applications the engine recorded (the forward functions of the
+op table, in order) without building tensors or nodes, so each evaluation
+costs little more than the NumPy calls themselves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from .autograd import _topological
+from .tensor import Tensor
+
+_LEAF, _NODE, _CONST = 0, 1, 2
+
+
+class Tape:
+    """``Tape(output, inputs)(*arrays)`` recomputes ``output`` with ``inputs`` replaced.
+
+    ``inputs`` may be leaves or intermediates (an intermediate's producer is then
+    skipped and its value taken from the arguments). Values that do not depend on
+    the inputs are kept as recorded.
+    """
+
+    def __init__(self, output: Tensor, inputs: Sequence[Tensor]) -> None:
+        self.inputs = list(inputs)
+        self.output_const = None if output.grad_fn is not None else output.data
+        slot_of_leaf = {id(t): k for k, t in enumerate(inputs) if t.grad_fn is None}
+        slot_of_node = {id(t.grad_fn): k for k, t in enumerate(inputs) if t.grad_fn is not None}
+        order = [] if output.grad_fn is None else _topological([output.grad_fn])[::-1]
+        index: dict[int, int] = {}
+        self.steps: list[tuple] = []
+        for node in order:  # producers first
+            if id(node) in slot_of_node:
+                index[id(node)] = -1 - slot_of_node[id(node)]
+                continue
+            refs = []
+            for x in node.inputs:
+                if isinstance(x, Tensor):
+                    if id(x) in slot_of_leaf:
+                        refs.append((_LEAF, slot_of_leaf[id(x)]))
+                    elif x.grad_fn is not None and id(x.grad_fn) in index:
+                        k = index[id(x.grad_fn)]
+                        refs.append((_LEAF, -1 - k) if k < 0 else (_NODE, k))
+                    else:
+                        refs.append((_CONST, x.data))
+                else:
+                    refs.append((_CONST, x))
+            index[id(node)] = len(self.steps)
+            self.steps.append((node.op, tuple(refs), node.params))
+        root = None if output.grad_fn is None else index[id(output.grad_fn)]
+        self.root = root
+
+    def __call__(self, *arrays: np.ndarray) -> np.ndarray:
+        if self.root is None:
+            return np.asarray(self.output_const)
+        if self.root < 0:
+            return np.asarray(arrays[-1 - self.root])
+        values: list = []
+        for op, refs, params in self.steps:
+            args = [
+                arrays[r] if kind == _LEAF else values[r] if kind == _NODE else r
+                for kind, r in refs
+            ]
+            if op.mutates:
+                args[0] = np.array(args[0], copy=True)
+            values.append(op.forward(*args, **params))
+        return np.asarray(values[self.root])

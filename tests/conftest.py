@@ -1,0 +1,64 @@
+"""Shared CLI fixtures: run agrad in-process (`agrad.cli.run`) or as the installed executable."""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+
+@dataclass
+class Result:
+    code: int
+    out: str
+    err: str
+    seconds: float
+
+
+def agrad_executable() -> str:
+    """The console script of the venv running pytest (CI installs agrad there)."""
+    beside = Path(sys.executable).parent / "agrad"
+    return str(beside) if beside.exists() else (shutil.which("agrad") or str(beside))
+
+
+@pytest.fixture
+def cli(capsys, monkeypatch):
+    """cli(argv, stdin=None) -> Result, through the CLI's own error boundary, in-process."""
+    from agrad.cli import run
+
+    monkeypatch.setenv("COLUMNS", "80")
+    monkeypatch.setenv("NO_COLOR", "1")
+
+    def invoke(argv: list[str], stdin: str | None = None) -> Result:
+        capsys.readouterr()
+        monkeypatch.setattr(sys, "stdin", io.StringIO(stdin or ""))
+        start = time.perf_counter()
+        code = run(list(argv))
+        seconds = time.perf_counter() - start
+        captured = capsys.readouterr()
+        return Result(code, captured.out, captured.err, seconds)
+
+    return invoke
+
+
+@pytest.fixture
+def exe():
+    """exe(argv, stdin=None, env=None) -> Result, running the installed `agrad` executable."""
+
+    def invoke(argv: list[str], stdin: str | None = None, env: dict | None = None,
+               cmd: list[str] | None = None) -> Result:
+        environ = env if env is not None else {
+            **os.environ, "COLUMNS": "80", "NO_COLOR": "1", "PYTHONIOENCODING": "utf-8"}
+        start = time.perf_counter()
+        proc = subprocess.run([*(cmd or [agrad_executable()]), *argv], input=stdin or "",
+                              capture_output=True, text=True, encoding="utf-8", env=environ, timeout=120)
+        return Result(proc.returncode, proc.stdout, proc.stderr, time.perf_counter() - start)
+
+    return invoke
