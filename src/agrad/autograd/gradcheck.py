@@ -10,7 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from ..check.numeric import numeric_jacobian
+from ..check.checker import compare
+from ..check.numeric import differences
 from ..engine.autograd import grad
 from ..engine.functional import batched_jacobian
 from ..engine.grad_mode import set_grad_enabled
@@ -48,12 +49,15 @@ def gradcheck(
             a = np.zeros((out.data.size, x.data.size)) if analytic[ii] is None else (
                 analytic[ii].data.reshape(out.data.size, x.data.size)
             )
-            n, _ = numeric_jacobian(_evaluator(func, inputs, x, oi, _record), x.data, eps)
-            if not np.all(np.abs(a - n) <= atol + rtol * np.abs(n)):
+            numeric = differences(_evaluator(func, inputs, x, oi, _record), x.data, eps,
+                                  relative=False)
+            verdict = compare(f"input {ii}", a, numeric, out.shape, x.shape, atol, rtol,
+                              strict=True)
+            if not verdict.ok:
                 if raise_exception:
                     raise GradcheckError(
                         f"Jacobian mismatch for output {oi} with respect to input "
-                        f"{inputs.index(x)},\nnumerical:{n}\nanalytical:{a}\n"
+                        f"{inputs.index(x)},\nnumerical:{numeric.jacobian}\nanalytical:{a}\n"
                     )
                 return False
     return True

@@ -120,10 +120,11 @@ def compare(name: str, analytic: np.ndarray, d: Differences, out_shape: tuple,
                        float(numeric[i, j]), float(abs_err[i, j]), float(rel_err[i, j]),
                        (float(d.left[i, j]), float(d.right[i, j])) if sided else None)
 
-    order = np.argsort(-np.where(failing, abs_err + 1e300, abs_err), axis=None)[:WORST]
-    worst = [element(*np.unravel_index(o, abs_err.shape)) for o in order if abs_err.size]
+    considered = ~kink | failing  # kinks that pass are listed apart, not among the worst
+    ranked = np.where(failing, abs_err + 1e300, np.where(considered, abs_err, -1.0))
+    order = [o for o in np.argsort(-ranked, axis=None)[:WORST] if ranked.flat[o] >= 0]
+    worst = [element(*np.unravel_index(o, abs_err.shape)) for o in order]
     kinks = [element(i, j, True) for i, j in zip(*np.nonzero(kink))][:WORST * 4]
-    considered = ~kink | failing
     return VariableReport(
         name=name, ok=not failing.any(),
         max_abs_error=float(abs_err[considered].max()) if considered.any() else 0.0,

@@ -213,4 +213,6 @@ def _required(wrt: list[str] | None) -> list[str]:
 
 def command():
     """The Click command behind the app (run by `agrad.cli.run` with its own error boundary)."""
+    from . import check  # noqa: F401 - registers `agrad check`
+
     return typer.main.get_command(app)
