@@ -49,6 +49,7 @@ CASES = [
     ("reshape size", ["eval", "reshape(x, [4])", *X3], ["(3,)", "(4,)"]),
     ("concat mismatch", ["eval", "concat([x, y])", "--set", "x=[[1,2]]", "--set", "y=[[1,2,3]]"],
      ["(1, 2)", "(1, 3)"]),
+    ("concat of scalars", ["eval", "concat([x, x])", "--set", "x=1"], ["concat"]),
     ("ragged literal", ["eval", "[[1, 2], [3]]"], ["(1,)", "(2,)"]),
     ("index out of range", ["eval", "x[5]", *X3], ["index 5", "size 3"]),
     ("fractional index", ["eval", "x[0.5]", *X3], ["whole number", "0.5"]),

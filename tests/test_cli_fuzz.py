@@ -107,4 +107,5 @@ def test_random_programs(program, wrt, dtype):
     if wrt:
         assert payload["shape"] == []
         assert len(payload["grads"]["x"]) == 3  # a gradient has its variable's shape
-        assert not isinstance(payload["grads"]["y"], list)
+        if "y" in wrt:
+            assert not isinstance(payload["grads"]["y"], list)

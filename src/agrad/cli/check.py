@@ -8,11 +8,22 @@ from typing import Annotated
 import typer
 
 from ..errors import AgradValueError
-from .app import (
-    Dtype, DtypeOpt, FileOpt, Format, FormatOpt, LimitOpt, PrecisionOpt, ProgramArg, SeedOpt, SetOpt,
-    WrtOpt, _session, app,
-)  # fmt: skip
 from . import ExitCode
+from .app import (
+    Dtype,
+    DtypeOpt,
+    FileOpt,
+    Format,
+    FormatOpt,
+    LimitOpt,
+    PrecisionOpt,
+    ProgramArg,
+    SeedOpt,
+    SetOpt,
+    WrtOpt,
+    _session,
+    app,
+)  # fmt: skip
 
 
 class Method(str, Enum):
@@ -60,7 +71,8 @@ def check_command(
 
     Example:
 
-        agrad check "sum((w*x+b-y)**2)" --wrt w,b --set x=[1,2] --set y=[5,7] --set w=1 --set b=0 --expect w="2*sum((w*x+b-y)*x)"
+        agrad check "sum((w*x+b-y)**2)" --wrt w,b --set x=[1,2] --set y=[5,7] \\
+            --set w=1 --set b=0 --expect w="2*sum((w*x+b-y)*x)"
 
     compares autograd, central differences and the hand-derived formula.
     """

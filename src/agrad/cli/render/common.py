@@ -1,0 +1,162 @@
+"""Shared pieces of the renderer: number formatting, JSON, CSV and rich tables."""
+
+from __future__ import annotations
+
+import csv
+import json
+import sys
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+MAX_ROWS = 20  # elements listed before a table is summarised
+MAX_COLS = 10  # matrix columns shown
+
+
+# ---- numbers ----------------------------------------------------------------------------
+
+
+def number(v: Any, precision: int = 6) -> str:
+    v = float(v)
+    if np.isnan(v):
+        return "nan"
+    if np.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    return f"{v + 0.0:.{precision}g}"  # + 0.0 turns -0.0 into 0.0
+
+
+def to_json(value: Any) -> Any:
+    """Arrays as nested lists, scalars as numbers, non-finite numbers as strings."""
+    if isinstance(value, dict):
+        return {k: to_json(v) for k, v in value.items()}
+    array = np.asarray(value, dtype=np.float64)
+    if array.ndim == 0:
+        return _json_number(float(array))
+    return [to_json(row) for row in array] if array.ndim > 1 else [
+        _json_number(float(v)) for v in array
+    ]
+
+
+def _json_number(v: float) -> Any:
+    if np.isfinite(v):
+        return int(v) if v.is_integer() and abs(v) < 2**53 else v
+    return "nan" if np.isnan(v) else ("inf" if v > 0 else "-inf")
+
+
+def emit_json(payload: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(payload) + "\n")
+
+
+def index_label(index: tuple[int, ...]) -> str:
+    return "()" if not index else (str(index[0]) if len(index) == 1 else str(tuple(index)))
+
+
+def _indices(shape: tuple[int, ...]) -> Iterable[tuple[int, ...]]:
+    return np.ndindex(*shape) if shape else iter([()])
+
+
+def _write_csv(header: list[str], rows: Iterable[list[Any]]) -> None:
+    writer = csv.writer(sys.stdout, lineterminator="\n")
+    writer.writerow(header)
+    writer.writerows(rows)
+
+
+def _csv_number(v: Any) -> str:
+    return repr(float(v)) if np.isfinite(v) else number(v)
+
+
+# ---- tables -----------------------------------------------------------------------------
+
+
+def console():
+    from rich.console import Console
+
+    return Console(highlight=False, soft_wrap=False)
+
+
+def _table(title: str, columns: list[str], caption: str | None = None):
+    from rich.table import Table
+
+    table = Table(title=title, caption=caption, title_justify="left", caption_justify="left",
+                  min_width=len(title))
+    for i, name in enumerate(columns):
+        table.add_column(name, justify="left" if i == 0 else "right")
+    return table
+
+
+def _shown(n: int) -> list[int | None]:
+    """Row numbers to show for n rows: all, or the head and tail with a gap (None)."""
+    if n <= MAX_ROWS:
+        return list(range(n))
+    return list(range(MAX_ROWS - 5)) + [None] + list(range(n - 5, n))
+
+
+def value_text(array: np.ndarray, precision: int) -> str:
+    """A compact rendering of a whole tensor for a table cell."""
+    array = np.asarray(array, dtype=np.float64)
+    if array.ndim == 0:
+        return number(array, precision)
+    return np.array2string(
+        array, precision=precision, threshold=MAX_ROWS, edgeitems=3, separator=", ",
+        formatter={"float_kind": lambda v: number(v, precision)},
+    )
+
+
+def _summary(name: str, array: np.ndarray, precision: int) -> str:
+    a = np.asarray(array, dtype=np.float64)
+    finite = a[np.isfinite(a)]
+    if not finite.size:
+        return f"{name}: {a.size} elements, no finite values; --format json prints all of them"
+    stats = (f"min {number(finite.min(), precision)}, max {number(finite.max(), precision)}, "
+             f"norm {number(np.linalg.norm(finite), precision)}")
+    return f"{name}: {a.size} elements, {stats}; --format json prints all of them"
+
+
+def output_table(value: np.ndarray, grad_fn: str | None, precision: int):
+    table = _table("output", ["", ""])
+    table.show_header = False
+    table.add_row("value", value_text(value, precision))
+    table.add_row("shape", str(tuple(np.shape(value))))
+    if grad_fn is not None:
+        table.add_row("grad_fn", grad_fn)
+    return table
+
+
+def variable_table(var: Any, precision: int, grad_label: str = "gradient"):
+    shape = tuple(np.shape(var.value))
+    notes = [var.role, f"shape {shape}"]
+    if not var.used:
+        notes.append("unused: the output does not depend on it")
+    size = int(np.prod(shape)) if shape else 1
+    caption = _summary(grad_label, var.grad, precision) if size > MAX_ROWS else None
+    table = _table(f"{var.name} ({', '.join(notes)})", ["index", "value", grad_label], caption)
+    flat_v = np.asarray(var.value).reshape(-1)
+    flat_g = np.asarray(var.grad).reshape(-1)
+    labels = list(_indices(shape))
+    for row in _shown(size):
+        if row is None:
+            table.add_row("…", "…", "…")
+        else:
+            table.add_row(index_label(labels[row]), number(flat_v[row], precision),
+                          number(flat_g[row], precision))
+    return table
+
+
+def matrix_table(title: str, matrix: np.ndarray, rows: tuple, cols: tuple, precision: int):
+    """A block of a Jacobian/Hessian as a matrix: rows index the output, columns the input."""
+    m = np.asarray(matrix, dtype=np.float64).reshape(int(np.prod(rows)), int(np.prod(cols)))
+    row_labels = [index_label(i) for i in _indices(rows)]
+    col_labels = [index_label(i) for i in _indices(cols)]
+    too_big = m.shape[0] > MAX_ROWS or m.shape[1] > MAX_COLS
+    caption = _summary("matrix", m, precision) if too_big else None
+    shown_cols = list(range(min(m.shape[1], MAX_COLS)))
+    header = ["", *(col_labels[c] for c in shown_cols)] + (["…"] if m.shape[1] > MAX_COLS else [])
+    table = _table(title, header, caption)
+    for r in _shown(m.shape[0]):
+        if r is None:
+            table.add_row("…", *["…"] * (len(header) - 1))
+            continue
+        cells = [number(m[r, c], precision) for c in shown_cols]
+        table.add_row(row_labels[r], *cells, *(["…"] if m.shape[1] > MAX_COLS else []))
+    return table
