@@ -182,20 +182,39 @@ def check(cases, n):
     return y_ref, d_ref
 
 
-def profile_agrad(n, top=15):
-    """cProfile of agrad's forward+backward, top functions by tottime."""
+def profile_agrad(n, top=12):
+    """cProfile of agrad's forward and backward passes separately, top functions by tottime.
+
+    Note: cyclic-GC passes triggered by allocating a node are charged to whatever function
+    allocated (typically Node.__init__); compare with gc disabled to separate them.
+    """
     import cProfile
+    import gc
     import pstats
 
-    fb = make_cases(n)["agrad"][3]
+    leaf, fwd, bwd, fb = make_cases(n)["agrad"]
     fb()
-    prof = cProfile.Profile()
-    prof.enable()
-    for _ in range(3):
-        fb()
-    prof.disable()
-    print(f"\ncProfile of agrad forward+backward ({n} nodes x 3 runs), top {top} by tottime:")
-    pstats.Stats(prof).sort_stats("tottime").print_stats(top)
+    for label, gc_on in (("gc enabled", True), ("gc disabled", False)):
+        graphs = [fwd(leaf()) for _ in range(3)]
+        del graphs
+        if not gc_on:
+            gc.disable()
+        pf = cProfile.Profile()
+        pf.enable()
+        graphs = [fwd(leaf()) for _ in range(3)]
+        pf.disable()
+        pb = cProfile.Profile()
+        pb.enable()
+        for g in graphs:
+            bwd(g)
+        pb.disable()
+        gc.enable()
+        del graphs
+        for phase, prof in (("forward", pf), ("backward", pb)):
+            print(f"\ncProfile, agrad {phase} only ({n} nodes x 3 runs, {label}), "
+                  f"top {top} by tottime:")
+            stats = pstats.Stats(prof)
+            stats.sort_stats("tottime").print_stats(top)
 
 
 def main(argv):

@@ -11,6 +11,7 @@ import os
 import sys
 import warnings
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -92,6 +93,7 @@ PROGRAMS = st.one_of(
 )
 
 
+@pytest.mark.filterwarnings("ignore:Generating overly large repr")
 @SETTINGS
 @given(PROGRAMS, st.sampled_from([None, "x", "x,y"]), st.sampled_from(["float64", "float32"]))
 def test_random_programs(program, wrt, dtype):

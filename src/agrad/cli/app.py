@@ -213,6 +213,6 @@ def _required(wrt: list[str] | None) -> list[str]:
 
 def command():
     """The Click command behind the app (run by `agrad.cli.run` with its own error boundary)."""
-    from . import check  # noqa: F401 - registers `agrad check`
+    from . import check, graph  # noqa: F401 - each registers its command
 
     return typer.main.get_command(app)

@@ -1,0 +1,115 @@
+"""Rendering of the computation graph: a rich tree, Graphviz DOT, Mermaid, JSON."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from .common import console, emit_json
+
+TREE_LIMIT = 300  # nodes drawn in the terminal tree before it is cut short
+
+
+def _label(node: Any) -> str:
+    name = f"{node.variable} = " if node.variable and node.kind == "op" else ""
+    head = node.variable if node.kind != "op" and node.variable else node.label
+    if node.kind == "op":
+        head = f"{name}{node.label}"
+    elif node.kind == "leaf":
+        head = f"{node.variable or 'leaf'} (AccumulateGrad)"
+    else:
+        head = f"{node.variable or 'constant'} (constant)"
+    return f"{head} {list(node.shape) if node.shape else 'scalar'}"
+
+
+def _quote(text: str) -> str:
+    return json.dumps(text)  # a double-quoted string with escapes, valid in DOT and Mermaid
+
+
+def dot(graph: Any) -> str:
+    lines = ["digraph agrad {", "  rankdir=BT;", '  node [fontname="Helvetica"];']
+    style = {"op": 'shape=box, style="rounded,filled", fillcolor="#dde8ff"',
+             "leaf": 'shape=ellipse, style=filled, fillcolor="#d8f5d0"',
+             "constant": 'shape=ellipse, style=dashed'}
+    for n in graph.nodes:
+        extra = ", penwidth=2" if n.output else ""
+        if n.kind == "op":
+            text = f"{n.variable + ' = ' if n.variable else ''}{n.label}\\n{_shape(n)}"
+        elif n.kind == "leaf":
+            text = f"{n.variable or 'leaf'}\\nAccumulateGrad\\n{_shape(n)}"
+        else:
+            text = f"{n.variable or 'constant'}\\n{_shape(n)}"
+        lines.append(f'  {n.id} [label="{_escape(text)}", {style[n.kind]}{extra}];')
+    for source, target in graph.edges:
+        lines.append(f"  {source} -> {target};")
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
+def _escape(text: str) -> str:
+    return text.replace('"', '\\"')
+
+
+def _shape(node: Any) -> str:
+    return f"shape {tuple(node.shape)}"
+
+
+def mermaid(graph: Any) -> str:
+    lines = ["flowchart BT"]
+    for n in graph.nodes:
+        text = _label(n).replace('"', "'")
+        opener, closer = {"op": ("[", "]"), "leaf": ("([", "])"), "constant": ("[/", "/]")}[n.kind]
+        lines.append(f'    {n.id}{opener}"{text}"{closer}')
+    for source, target in graph.edges:
+        lines.append(f"    {source} --> {target}")
+    return "\n".join(lines) + "\n"
+
+
+def as_json(graph: Any) -> dict[str, Any]:
+    return {"nodes": [{"id": n.id, "label": n.label, "kind": n.kind, "shape": list(n.shape),
+                       "requires_grad": n.requires_grad, "is_leaf": n.is_leaf,
+                       "variable": n.variable, "output": n.output} for n in graph.nodes],
+            "edges": [{"source": s, "target": t} for s, t in graph.edges]}
+
+
+def tree(graph: Any) -> None:
+    """The graph from the output down to its leaves, as PyTorch's next_functions walk it.
+    A node reached twice is drawn once and then referred to."""
+    from rich.tree import Tree
+
+    inputs: dict[str, list[str]] = {}
+    for source, target in graph.edges:
+        inputs.setdefault(target, []).append(source)
+    by_id = {n.id: n for n in graph.nodes}
+    root_node = next(n for n in graph.nodes if n.output)
+    root = Tree(_label(root_node))
+    seen, drawn = {root_node.id}, 1
+    stack = [(root, root_node.id)]
+    while stack:  # iterative: graphs can be deep
+        branch, node_id = stack.pop()
+        expand = []
+        for child_id in inputs.get(node_id, []):
+            child = by_id[child_id]
+            if drawn >= TREE_LIMIT:
+                branch.add(f"… {len(graph.nodes) - drawn} more nodes: use --format json or dot")
+                expand, stack = [], []
+                break
+            if child_id in seen:
+                branch.add(f"{_label(child)} (shown above)")
+                continue
+            seen.add(child_id)
+            drawn += 1
+            expand.append((branch.add(_label(child)), child_id))
+        stack.extend(reversed(expand))
+    console().print(root)
+
+
+def graph(graph_data: Any, fmt: str) -> None:
+    if fmt == "json":
+        emit_json(as_json(graph_data))
+    elif fmt == "dot":
+        console().file.write(dot(graph_data))
+    elif fmt == "mermaid":
+        console().file.write(mermaid(graph_data))
+    else:
+        tree(graph_data)
