@@ -58,7 +58,8 @@ def exe():
             **os.environ, "COLUMNS": "80", "NO_COLOR": "1", "PYTHONIOENCODING": "utf-8"}
         start = time.perf_counter()
         proc = subprocess.run([*(cmd or [agrad_executable()]), *argv], input=stdin or "",
-                              capture_output=True, text=True, encoding="utf-8", env=environ, timeout=120)
+                              capture_output=True, text=True, encoding="utf-8", env=environ,
+                              timeout=120)
         return Result(proc.returncode, proc.stdout, proc.stderr, time.perf_counter() - start)
 
     return invoke

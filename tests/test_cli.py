@@ -202,6 +202,15 @@ def test_jacobian_wrt_a_matrix_has_output_plus_input_shape(cli):
     np.testing.assert_allclose(payload["jacobian"]["A"], expected, rtol=1e-12)
 
 
+def test_jacobian_csv(cli):
+    result = cli(["jacobian", "[x[0]**2 + 3*x[1], x[1]**2 + 2*x[0]]", "--set", "x=[2,3]",
+                  "--wrt", "x", "--format", "csv"])
+    assert result.code == 0 and result.err == ""
+    rows = list(csv.DictReader(io.StringIO(result.out)))
+    entries = {(r["output_index"], r["input_index"]): float(r["value"]) for r in rows}
+    assert entries == {("0", "0"): 4.0, ("0", "1"): 3.0, ("1", "0"): 2.0, ("1", "1"): 6.0}
+
+
 def test_jacobian_unused_variable(cli):
     args = ["jacobian", "a = z*2\nx*2", "--set", "x=[2,3]", "--set", "z=[1,5,7]", "--wrt", "x,z"]
     payload = as_json(cli([*args, "--format", "json"]))
@@ -447,10 +456,11 @@ def test_piped_output_has_no_ansi_codes(exe):
 
 # ---- the function table -------------------------------------------------------------------
 
-REQUIRED = ("tensor exp log log1p expm1 sqrt abs sign sin cos tan arcsin arccos arctan sinh cosh "
-            "tanh sigmoid relu softplus square maximum minimum clip where sum mean prod max min "
-            "logsumexp softmax log_softmax norm dot matmul outer transpose reshape concat stack "
-            "zeros ones eye full arange linspace randn rand").split()
+SPEC_FUNCTIONS = """tensor exp log log1p expm1 sqrt abs sign sin cos tan arcsin arccos arctan
+    sinh cosh tanh sigmoid relu softplus square maximum minimum clip where sum mean prod max min
+    logsumexp softmax log_softmax norm dot matmul outer transpose reshape concat stack zeros ones
+    eye full arange linspace randn rand"""
+REQUIRED = SPEC_FUNCTIONS.split()
 
 
 def test_functions_lists_every_required_function(cli):
@@ -591,3 +601,4 @@ def test_random_functions(cli, fn):
         assert value.min() >= 0 and value.max() < 1 and abs(value.mean() - 0.5) < 0.05
     else:
         assert abs(value.mean()) < 0.15 and abs(value.std() - 1) < 0.1
+

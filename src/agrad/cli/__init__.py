@@ -25,9 +25,14 @@ def main(argv: list[str] | None = None) -> None:
 
 def run(argv: list[str] | None = None) -> int:
     """Run the CLI and return its exit status (used by main and by tests)."""
+    import warnings
+
     import typer
 
     from ..errors import AgradError
+
+    # Overflow to inf or a log of 0 is reported in the output (inf/nan), not as a warning.
+    warnings.simplefilter("ignore", RuntimeWarning)
     from .app import command
 
     try:

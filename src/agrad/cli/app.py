@@ -119,6 +119,9 @@ def eval_command(
         typer.Option("--grad-output", metavar="VALUE", help="The 'gradient' of backward for a "
                      "non-scalar output: computes a vector-Jacobian product."),
     ] = None,
+    explain: Annotated[bool, typer.Option("--explain", help="Show the backward pass step by "
+                       "step: the gradient reaching each node, its local rule, what it sends "
+                       "to each input.")] = False,
     format_: FormatOpt = Format.table,
     precision: PrecisionOpt = 6,
     dtype: DtypeOpt = Dtype.float64,
@@ -136,6 +139,9 @@ def eval_command(
     from . import render
 
     session = _session(program, file, set_, wrt, dtype, seed, max_elements)
+    if explain:
+        render.explain(*session.explain(grad_output), format_.value, precision)
+        return
     render.evaluation(session.evaluate(grad_output), format_.value, precision)
 
 
@@ -213,6 +219,6 @@ def _required(wrt: list[str] | None) -> list[str]:
 
 def command():
     """The Click command behind the app (run by `agrad.cli.run` with its own error boundary)."""
-    from . import check, graph  # noqa: F401 - each registers its command
+    from . import check, fit, graph  # noqa: F401 - each registers its command
 
     return typer.main.get_command(app)

@@ -34,8 +34,9 @@ UNUSED_ERROR = (
     "Set allow_unused=True if this is the desired behavior."
 )
 
-# Called as on_node(node, grad_out, grads_in) for each node processed (used by --explain).
-NodeObserver = Callable[[Node, Any, list], None]
+# Called as on_node(node, grad_arriving, grads_sent, grads_before_unbroadcast) for each node
+# processed, in order (used by --explain).
+NodeObserver = Callable[[Node, Any, list, list], None]
 
 
 def _as_list(x: Any) -> list:
@@ -146,9 +147,9 @@ def run_backward(
                 found[node_slot[id(node)]] = g
             if node.retained is not None and not capture:
                 _accumulate(node.retained, g, create_graph)
-            grads = _node_vjp(node, g, ns, create_graph, batch)
+            grads, raw = _node_vjp(node, g, ns, create_graph, batch)
             if on_node is not None:
-                on_node(node, g, grads)
+                on_node(node, g, grads, raw)
             for child, gi in zip(node.next, grads):
                 if child is None or gi is None:
                     continue
@@ -164,8 +165,9 @@ def run_backward(
     return [found.get(i) for i in range(len(inputs or ()))]
 
 
-def _node_vjp(node: Node, g: Any, ns: Any, create_graph: bool, batch: int) -> list:
-    """One rule application: its gradients, summed back to each input's shape."""
+def _node_vjp(node: Node, g: Any, ns: Any, create_graph: bool, batch: int) -> tuple[list, tuple]:
+    """One rule application: its gradients summed back to each input's shape, and as the
+    rule returned them."""
     op = node.op
     if node.freed and op.saves:
         raise AgradAutogradError(FREED_ERROR)
@@ -192,7 +194,7 @@ def _node_vjp(node: Node, g: Any, ns: Any, create_graph: bool, batch: int) -> li
             if gi.dtype != x.dtype:  # a float32 input gets a float32 gradient, as in PyTorch
                 gi = ns.astype(gi, x.dtype)
         result.append(gi)
-    return result
+    return result, grads
 
 
 def _check_versions(node: Node) -> None:

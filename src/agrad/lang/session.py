@@ -86,6 +86,24 @@ class Session:
                 used=g is not None, role="input" if t.is_leaf else "intermediate")
         return result
 
+    def explain(self, grad_output: str | None = None):
+        """The evaluation plus the backward pass step by step (see `agrad.lang.explain`)."""
+        from .explain import explain
+
+        run = self.run()
+        out = run.output
+        targets = self.targets(run)
+        result = Evaluation(out.data, out.grad_fn.name() if out.grad_fn else None)
+        steps = []
+        if targets and out.requires_grad:
+            steps = explain(out, run.env, self._cotangent(out, grad_output))
+        for name, t in targets.items():
+            g = t._grad
+            result.variables[name] = Variable(
+                name, t.data, np.zeros_like(t.data) if g is None else np.asarray(g.data),
+                used=g is not None, role="input" if t.is_leaf else "intermediate")
+        return result, steps
+
     def _cotangent(self, out: Tensor, grad_output: str | None) -> Tensor | None:
         if grad_output is None:
             if out.data.size != 1:

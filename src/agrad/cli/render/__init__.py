@@ -7,12 +7,13 @@ significant digits and summarise tensors too large to show whole.
 
 from .check import check_json, check_report, suite_report
 from .common import console, emit_json, number, to_json
+from .explain import explain
 from .graph import dot as graph_dot
 from .graph import graph
 from .values import evaluation, functions, hessian, jacobian
 
 __all__ = [
-    "check_json", "check_report", "console", "emit_json", "evaluation", "functions", "graph",
+    "check_json", "check_report", "console", "emit_json", "evaluation", "explain", "functions", "graph",
     "graph_dot", "hessian",
     "jacobian", "number", "suite_report", "to_json",
 ]  # fmt: skip

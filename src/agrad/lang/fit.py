@@ -1,0 +1,70 @@
+"""Minimise a program's output over its --wrt variables with agrad's optimizers.
+
+Each step re-runs the compiled program with the current parameter values,
+backpropagates, and lets `agrad.optim.SGD` or `Adam` update the parameters in
+place — the same optimizer objects, and so the same trajectories, as the Python
+API. A non-finite loss stops the run and keeps the last finite state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..engine import optim
+from ..engine.autograd import grad as autograd_grad
+from ..engine.tensor import wrap
+from ..errors import AgradValueError
+
+
+@dataclass
+class FitResult:
+    values: dict[str, np.ndarray]  # the fitted parameters (the last finite state)
+    loss: float  # the loss at those values
+    history: list[float] = field(default_factory=list)  # loss before each step
+    steps: int = 0  # optimizer steps taken
+    diverged: bool = False
+    diverged_at: int | None = None
+
+
+def fit(session, steps: int, lr: float, momentum: float = 0.0, optimizer: str = "sgd",
+        on_step: Callable[[int, float, dict[str, np.ndarray]], None] | None = None) -> FitResult:
+    """Run ``steps`` optimizer steps on the session's output (which must be a number)."""
+    if not session.wrt:
+        raise AgradValueError("fit needs --wrt: name the parameters to fit, e.g. --wrt w,b")
+    first = session.run()
+    if first.output.data.size != 1:
+        raise AgradValueError(f"fit minimises a single number, but the output has shape "
+                              f"{tuple(first.output.shape)}; reduce it, e.g. sum(...) or mean(...)")
+    for name in session.wrt:
+        if first.env[name].grad_fn is not None:
+            raise AgradValueError(f"fit: {name!r} is computed by the program; fit its inputs")
+    params = {n: wrap(np.array(first.wrt[n].data, dtype=session.dtype), True) for n in session.wrt}
+    if optimizer == "adam":
+        opt = optim.Adam(params.values(), lr=lr)
+    elif optimizer == "sgd":
+        opt = optim.SGD(params.values(), lr=lr, momentum=momentum)
+    else:
+        raise AgradValueError(f"--optimizer must be sgd or adam, got {optimizer!r}")
+    result = FitResult({n: p.data.copy() for n, p in params.items()}, float("nan"))
+    for step in range(steps + 1):
+        run = session.run({n: p.data for n, p in params.items()})
+        loss = float(run.output.data.reshape(()))
+        if not np.isfinite(loss):
+            result.diverged, result.diverged_at = True, step
+            break
+        result.history.append(loss)
+        result.values = {n: p.data.copy() for n, p in params.items()}
+        result.loss, result.steps = loss, step
+        if on_step is not None:
+            on_step(step, loss, result.values)
+        if step == steps:
+            break
+        targets = session.targets(run)
+        grads = autograd_grad(run.output, [targets[n] for n in params], allow_unused=True)
+        for p, g in zip(params.values(), grads):
+            p._grad = wrap(np.zeros_like(p.data) if g is None else np.asarray(g.data))
+        opt.step()
+    return result
