@@ -184,15 +184,16 @@ def _node_vjp(node: Node, g: Any, ns: Any, create_graph: bool, batch: int) -> tu
                        **node.params)
     else:
         grads = op.vjp(ns, g, out, *xs, **node.params)
-    lead = g.shape[:batch]
+    lead = g.shape[:batch] if batch else ()
     result = []
     for x, child, gi in zip(node.inputs, node.next, grads):
         if child is not None and gi is not None:
-            shape = lead + x.shape
+            data = x.data  # an input with a producer is always a Tensor
+            shape = lead + data.shape if batch else data.shape
             if gi.shape != shape:
                 gi = _unbroadcast(ns, gi, shape, batch)
-            if gi.dtype != x.dtype:  # a float32 input gets a float32 gradient, as in PyTorch
-                gi = ns.astype(gi, x.dtype)
+            if gi.dtype != data.dtype:  # a float32 input gets a float32 gradient, as in PyTorch
+                gi = ns.astype(gi, data.dtype)
         result.append(gi)
     return result, grads
 

@@ -13,22 +13,21 @@ class Node:
     its gradient to: a Node, a leaf Tensor that requires grad, or None.
     """
 
-    __slots__ = (
-        "op", "inputs", "params", "out", "next", "retained", "hooks", "freed", "versions",
-        "__weakref__",
-    )  # fmt: skip
+    __slots__ = ("op", "inputs", "params", "out", "next", "versions", "__dict__", "__weakref__")
+    # Rarely set: class-level defaults until first written.
+    retained: Any = None  # the output Tensor, once retain_grad() was called on it
+    hooks: list | None = None
+    freed = False
 
-    def __init__(self, op: Any, inputs: tuple, params: dict, out: Any, next_: tuple) -> None:
+    def __init__(self, op: Any, inputs: tuple, params: dict, out: Any, next_: tuple,
+                 versions: tuple | None) -> None:
         self.op = op
         self.inputs = inputs
         self.params = params
         self.out = out
         self.next = next_
-        self.retained = None  # the output Tensor, once retain_grad() was called on it
-        self.hooks: list | None = None
-        self.freed = False
         # Saved inputs' version counters: an in-place change before backward is an error.
-        self.versions = tuple(getattr(x, "_version", 0) for x in inputs) if op.saves else None
+        self.versions = versions
 
     def name(self) -> str:
         """PyTorch's class name for this backward function, e.g. 'MulBackward0'."""

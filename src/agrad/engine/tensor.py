@@ -38,11 +38,6 @@ def wrap(data: np.ndarray, requires_grad: bool = False, grad_fn: Any = None) -> 
     t.data = data
     t._rg = requires_grad
     t.grad_fn = grad_fn
-    t._grad = None
-    t._acc = None
-    t._retains = False
-    t._hooks = None
-    t._version = 0
     return t
 
 
@@ -54,9 +49,14 @@ class Tensor:
     tensor(3.)
     """
 
-    __slots__ = (
-        "data", "_rg", "grad_fn", "_grad", "_acc", "_retains", "_hooks", "_version", "__weakref__",
-    )  # fmt: skip
+    # Every op creates a Tensor: only data, _rg and grad_fn are set each time; the rest are
+    # class-level defaults until first written (they then live in the instance __dict__).
+    __slots__ = ("data", "_rg", "grad_fn", "__dict__", "__weakref__")
+    _grad: Tensor | None = None
+    _acc: Any = None  # the leaf's AccumulateGrad, made on first request
+    _retains = False
+    _hooks: list | None = None
+    _version = 0  # bumped by in-place writes; saved by nodes to detect them
     __array_priority__ = 1000  # NumPy defers `ndarray * Tensor` to Tensor.__rmul__
 
     def __init__(self, *args: Any, requires_grad: bool = False) -> None:
@@ -68,11 +68,6 @@ class Tensor:
         self.data = data
         self._rg = False
         self.grad_fn = None
-        self._grad = None
-        self._acc = None
-        self._retains = False
-        self._hooks = None
-        self._version = 0
         if requires_grad:
             self.requires_grad = True
 

@@ -264,8 +264,12 @@ class _Executor:
         positional, keywords = _bind(fn, args, kwargs)
         if fn.size is not None:
             self.check_size(fn.size(*positional, **keywords), fn.name)
-        result = fn.impl(*positional, **keywords)
-        return result
+        try:
+            return fn.impl(*positional, **keywords)
+        except AgradError:
+            raise
+        except (ValueError, TypeError, IndexError, OverflowError) as exc:  # from NumPy
+            raise AgradValueError(f"{fn.name}(): {exc}; usage: {fn.signature()}") from None
 
     def check_size(self, n: int, what: str) -> None:
         if n > self.limit:

@@ -86,13 +86,13 @@ def apply(op: Op, *inputs: Any, **params: Any) -> Tensor:
     if type(out) is not np.ndarray:
         out = np.asarray(out)
     if tracked and STATE.enabled and op.vjp is not None:
-        next_ = []
-        for x in inputs:
-            if isinstance(x, Tensor) and x._rg:
-                next_.append(x.grad_fn or x)
-            else:
-                next_.append(None)
-        return wrap(out, True, Node(op, inputs, params, out, tuple(next_)))
+        next_ = tuple(
+            (x.grad_fn or x) if isinstance(x, Tensor) and x._rg else None for x in inputs
+        )
+        versions = (
+            tuple(x._version if isinstance(x, Tensor) else 0 for x in inputs) if op.saves else None
+        )
+        return wrap(out, True, Node(op, inputs, params, out, next_, versions))
     return wrap(out)
 
 
