@@ -6,6 +6,7 @@ first statements, *before* importing this module (which imports NumPy).
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import gc
 import json
@@ -63,10 +64,8 @@ except ImportError:
 import torch  # noqa: E402
 
 torch.set_num_threads(1)
-try:
+with contextlib.suppress(RuntimeError):  # already set by an earlier import
     torch.set_num_interop_threads(1)
-except RuntimeError:
-    pass
 
 
 # ---- environment header -----------------------------------------------------------------
@@ -209,7 +208,7 @@ def print_table(columns: list[str], rows: list[list], aligns: str | None = None)
 
     def fmt(row):
         return "  ".join(c.ljust(w) if a == "l" else c.rjust(w)
-                         for c, w, a in zip(row, widths, aligns))
+                         for c, w, a in zip(row, widths, aligns, strict=True))
 
     print(fmt(cells[0]))
     print("  ".join("-" * w for w in widths))

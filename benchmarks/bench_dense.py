@@ -17,11 +17,12 @@ for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 import sys  # noqa: E402
 
 import _common  # noqa: E402  (imports numpy/torch/agrad with the threads pinned)
-import agrad  # noqa: E402
 import autograd  # noqa: E402
 import autograd.numpy as anp  # noqa: E402
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
+
+import agrad  # noqa: E402
 
 N, D, H, K = 256, 512, 512, 10
 GOAL = 1.10
@@ -121,7 +122,7 @@ def check(data, ag, th) -> None:
         "PyTorch": [g.detach().numpy() for g in torch_fwd_bwd(*th)[1:]],
     }
     for name, grads in got.items():
-        for pname, g, r in zip(("dW1", "db1", "dW2"), grads, ref):
+        for pname, g, r in zip(("dW1", "db1", "dW2"), grads, ref, strict=True):
             _common.check_close(f"{name} {pname}", g, r, rtol=1e-9, atol=1e-9)
     _common.check_close("agrad loss", agrad_forward(*ag).item(), loss)
     _common.check_close("torch loss", torch_forward(*th).item(), loss)
@@ -147,7 +148,7 @@ def measure(cases, repeat: int) -> dict:
             r["fb_min"].append(t["min"])
             r["fwd"].append(f["median"])
     out = {}
-    for name, fb, _fwd in cases:
+    for name, *_fns in cases:
         r = results[name]
         out[name] = {"fwd_bwd_ms_median": float(np.median(r["fb"])) * 1e3,
                      "fwd_bwd_ms_min": min(r["fb_min"]) * 1e3,
@@ -176,13 +177,14 @@ def isolated(repeat: int) -> dict:
     import json
     import subprocess
     import tempfile
+    from pathlib import Path
 
     out = {}
     for name in NAMES:
         with tempfile.NamedTemporaryFile(suffix=".json") as f:
             subprocess.run([sys.executable, __file__, "--only", name, "--malloc", "default",
                             "--repeat", str(repeat), "--json", f.name, "--quiet"], check=True)
-            out[name] = json.load(open(f.name))["results"][name]
+            out[name] = json.loads(Path(f.name).read_text())["results"][name]
     return out
 
 

@@ -18,11 +18,12 @@ for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
 import sys  # noqa: E402
 
 import _common  # noqa: E402  (imports numpy/torch/agrad with the threads pinned)
-import agrad  # noqa: E402
 import autograd  # noqa: E402
 import autograd.numpy as anp  # noqa: E402
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
+
+import agrad  # noqa: E402
 
 N = 200
 

@@ -21,11 +21,12 @@ import math  # noqa: E402
 import sys  # noqa: E402
 
 import _common  # noqa: E402  (imports numpy/torch/agrad with the threads pinned)
-import agrad  # noqa: E402
 import autograd  # noqa: E402
 import autograd.numpy as anp  # noqa: E402
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
+
+import agrad  # noqa: E402
 
 X0 = 0.5
 
@@ -66,7 +67,7 @@ class Value:
                 stack.extend((p, False) for p in v._prev if p not in seen)
         self.grad = 1.0
         for v in reversed(topo):  # consumers before producers
-            for p, d in zip(v._prev, v._local):
+            for p, d in zip(v._prev, v._local, strict=True):
                 p.grad += d * v.grad
 
 

@@ -472,6 +472,14 @@ def test_functions_lists_every_required_function(cli):
         assert re.search(rf"\b{name}\(", table.out), name
 
 
+@pytest.mark.parametrize("name, default", [("concat", "axis=0"), ("stack", "axis=0"),
+                                           ("softplus", "beta=1"), ("arange", "step=1")])
+def test_function_signatures_show_numeric_defaults(cli, name, default):
+    signature = as_json(cli(["functions", "--format", "json"]))["functions"][name]["signature"]
+    assert re.search(rf"\b{default}(\.0)?\b", signature), signature
+    assert "true" not in signature and "false" not in signature, signature
+
+
 POS = np.array([0.3, 0.7, 1.2])
 MIXED = np.array([-0.8, 0.4, 1.5])
 UNIT = np.array([-0.5, 0.2, 0.6])

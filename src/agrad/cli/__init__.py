@@ -42,6 +42,8 @@ def run(argv: list[str] | None = None) -> int:
     except typer.TyperException as exc:  # Typer's (vendored Click's) usage errors
         ctx = getattr(exc, "ctx", None)
         hint = f" (see 'agrad {ctx.info_name} --help')" if ctx and ctx.parent else ""
+        if "No such option: -" in exc.format_message():
+            hint += "; a program that starts with '-' goes after '--': agrad eval -- \"-x\""
         return _fail(f"{exc.format_message()}{hint}", code=getattr(exc, "exit_code", 2) or 2)
     except typer.Abort:
         return _fail("aborted", code=130)

@@ -203,7 +203,12 @@ def hessian_command(
 
 @app.command("functions")
 def functions_command(format_: FormatOpt = Format.table) -> None:
-    """List the functions the language provides, with their parameters."""
+    """List the functions the language provides, with their parameters.
+
+    Example:
+
+        agrad functions --format json
+    """
     from ..lang.functions import TABLE
     from . import render
 

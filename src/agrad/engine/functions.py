@@ -397,6 +397,7 @@ def concat(tensors: Any, dim: Any = None, *, axis: Any = None) -> Tensor:
     if not xs:
         raise AgradValueError("concat: expects a non-empty list of tensors")
     ax = _axis(dim, axis)
+    OP["concat"].shape(*(x.shape for x in xs), axis=0 if ax is None else ax)
     return apply(OP["concat"], *xs, axis=0 if ax is None else ax)
 
 

@@ -111,7 +111,9 @@ class Function:
 
 
 def _show(value: Any) -> str:
-    return {None: "none", True: "true", False: "false"}.get(value, str(value))
+    if value is None or isinstance(value, bool):
+        return {None: "none", True: "true", False: "false"}[value]
+    return f"{value:g}" if isinstance(value, float) else str(value)
 
 
 def _t(x: Any) -> Tensor:
@@ -191,17 +193,22 @@ def _full(shape, value):
     return C.full(_shape_of((shape,)), as_float(value, "full", "value"))
 
 
+def _arange_bounds(start, stop, step) -> tuple[float, float, float]:
+    lo = as_float(start, "arange", "start")
+    if stop is None:  # arange(n): 0, 1, ..., n-1
+        return 0.0, lo, as_float(step, "arange", "step")
+    return lo, as_float(stop, "arange", "stop"), as_float(step, "arange", "step")
+
+
 def _arange(start, stop=None, step=1.0):
-    args = [as_float(v, "arange", n) for v, n in ((start, "start"), (stop, "stop"), (step, "step"))
-            if v is not None]
-    if args[-1] == 0 and len(args) == 3:
+    lo, hi, st = _arange_bounds(start, stop, step)
+    if st == 0:
         raise AgradValueError("arange: step must not be zero")
-    return F.as_tensor(np.arange(*args))
+    return F.as_tensor(np.arange(lo, hi, st))
 
 
 def _arange_size(start, stop=None, step=1.0):
-    a = [as_float(v, "arange", "start") for v in (start, stop, step) if v is not None]
-    lo, hi, st = (0.0, a[0], 1.0) if len(a) == 1 else (a[0], a[1], a[2] if len(a) > 2 else 1.0)
+    lo, hi, st = _arange_bounds(start, stop, step)
     return max(0, math.ceil((hi - lo) / st)) if st else 0
 
 

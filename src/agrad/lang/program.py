@@ -91,8 +91,18 @@ class Program:
         return list(dict.fromkeys([*self.free, *self.assigned]))
 
     def check_names(self, bindings: Iterable[str], wrt: Iterable[str]) -> None:
-        """Refuse --set/--wrt names the program cannot use, before running anything."""
+        """Refuse --set/--wrt names the program cannot use, before running anything.
+        An unknown name in the program is reported first: a --set that matches nothing
+        is most often the other half of that typo."""
         known = self.variables
+        bindings = list(bindings)
+        for name in self.free:
+            if name not in bindings and any(b not in known for b in bindings):
+                line, column = self._first_read(name)
+                raise self._located(AgradNameError(
+                    f"unknown name {name!r}{_suggest(name, [*bindings, *TABLE, *CONSTANTS])}; "
+                    f"give it a value with --set {name}=VALUE or assign it in the program"),
+                    line, column, column + len(name))
         for name in bindings:
             if name not in known:
                 raise AgradNameError(f"--set {name}: the program has no variable {name!r}"
@@ -282,8 +292,11 @@ class _Executor:
         key = []
         for item in items:
             if isinstance(item, ir.Slice):
-                key.append(slice(*(None if p is None else as_int(slots[p], "index", "slice")
-                                   for p in item)))
+                part = slice(*(None if p is None else as_int(slots[p], "index", "slice")
+                               for p in item))
+                if part.step == 0:
+                    raise AgradValueError("index: a slice step must not be zero")
+                key.append(part)
             elif item is None or item is Ellipsis:
                 key.append(item)
             else:

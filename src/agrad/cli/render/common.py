@@ -72,14 +72,14 @@ def _csv_number(v: Any) -> str:
 def console():
     from rich.console import Console
 
-    return Console(highlight=False, soft_wrap=False)
+    return Console(highlight=False, soft_wrap=False, markup=False)  # values contain brackets
 
 
 def _table(title: str, columns: list[str], caption: str | None = None):
     from rich.table import Table
 
     table = Table(title=title, caption=caption, title_justify="left", caption_justify="left",
-                  min_width=len(title))
+                  min_width=min(len(title), 60))
     for i, name in enumerate(columns):
         table.add_column(name, justify="left" if i == 0 else "right")
     return table

@@ -270,6 +270,9 @@ def _concat_vjp(ns, g, out, *xs, axis=0):
 
 def _concat_shape(*shapes, axis=0):
     first = shapes[0]
+    if any(len(s) == 0 for s in shapes):
+        raise AgradShapeError("concat: zero-dimensional tensors cannot be concatenated; use "
+                              "stack([a, b]) to make a vector of them")
     ax = normalize_axis(axis, len(first), "concat")
     for s in shapes[1:]:
         if len(s) != len(first) or any(a != b for i, (a, b) in enumerate(zip(s, first))
