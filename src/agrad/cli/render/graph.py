@@ -83,25 +83,30 @@ def tree(graph: Any) -> None:
     by_id = {n.id: n for n in graph.nodes}
     root_node = next(n for n in graph.nodes if n.output)
     root = Tree(_label(root_node))
-    seen, drawn = {root_node.id}, 1
-    stack = [(root, root_node.id)]
+    out = console()
+    max_depth = max(4, (out.width - 40) // 4)  # each level indents 4 columns
+    seen, drawn, cut = {root_node.id}, 1, False
+    stack = [(root, root_node.id, 0)]
     while stack:  # iterative: graphs can be deep
-        branch, node_id = stack.pop()
+        branch, node_id, depth = stack.pop()
+        children = inputs.get(node_id, [])
+        if children and (drawn >= TREE_LIMIT or depth >= max_depth):
+            cut = True
+            continue
         expand = []
-        for child_id in inputs.get(node_id, []):
+        for child_id in children:
             child = by_id[child_id]
-            if drawn >= TREE_LIMIT:
-                branch.add(f"… {len(graph.nodes) - drawn} more nodes: use --format json or dot")
-                expand, stack = [], []
-                break
             if child_id in seen:
                 branch.add(f"{_label(child)} (shown above)")
                 continue
             seen.add(child_id)
             drawn += 1
-            expand.append((branch.add(_label(child)), child_id))
+            expand.append((branch.add(_label(child)), child_id, depth + 1))
         stack.extend(reversed(expand))
-    console().print(root)
+    if cut:
+        root.add(f"… {len(graph.nodes) - drawn} more nodes (too many or too deep to draw "
+                 "here): use --format json, dot or mermaid")
+    out.print(root)
 
 
 def graph(graph_data: Any, fmt: str) -> None:
