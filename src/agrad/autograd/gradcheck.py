@@ -57,10 +57,14 @@ def gradcheck(
                 if raise_exception:
                     raise GradcheckError(
                         f"Jacobian mismatch for output {oi} with respect to input "
-                        f"{inputs.index(x)},\nnumerical:{numeric.jacobian}\nanalytical:{a}\n"
+                        f"{_position(inputs, x)},\nnumerical:{numeric.jacobian}\nanalytical:{a}\n"
                     )
                 return False
     return True
+
+
+def _position(inputs: tuple, x: Tensor) -> int:
+    return next(i for i, t in enumerate(inputs) if t is x)  # by identity: == is elementwise
 
 
 def _evaluator(func: Callable, inputs: tuple, target: Tensor, out_index: int, record: bool):

@@ -47,7 +47,7 @@ def differences(f: ArrayFn, x: np.ndarray, eps: float, method: str = "central",
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     base = np.array(x, dtype=np.float64, copy=True)
     flat = base.reshape(-1)
-    f0 = np.asarray(f(base), dtype=np.float64).reshape(-1)
+    f0 = _value(f, base)
     m, n = f0.size, flat.size
     jac, left, right = np.empty((m, n)), np.empty((m, n)), np.empty((m, n))
     error = np.empty((m, n)) if method == "richardson" else None
@@ -57,7 +57,7 @@ def differences(f: ArrayFn, x: np.ndarray, eps: float, method: str = "central",
         h = eps * max(1.0, abs(keep)) if relative else eps
         if method == "forward":  # one evaluation per element; no left quotient
             flat[j] = keep + h
-            right[:, j] = jac[:, j] = (np.asarray(f(base), np.float64).reshape(-1) - f0) / h
+            right[:, j] = jac[:, j] = (_value(f, base) - f0) / h
             left[:, j] = right[:, j]
             flat[j] = keep
             evaluations += 1
@@ -81,11 +81,16 @@ def differences(f: ArrayFn, x: np.ndarray, eps: float, method: str = "central",
 def _pair(f: ArrayFn, base: np.ndarray, flat: np.ndarray, j: int, keep: float,
           h: float) -> tuple[np.ndarray, np.ndarray]:
     flat[j] = keep + h
-    up = np.asarray(f(base), dtype=np.float64).reshape(-1)
+    up = _value(f, base)
     flat[j] = keep - h
-    down = np.asarray(f(base), dtype=np.float64).reshape(-1)
+    down = _value(f, base)
     flat[j] = keep
     return up, down
+
+
+def _value(f: ArrayFn, x: np.ndarray) -> np.ndarray:
+    """f(x) as a flat float64 copy: f may return a view of x, which is perturbed next."""
+    return np.array(f(x), dtype=np.float64, copy=True).reshape(-1)
 
 
 def numeric_jacobian(f: ArrayFn, x: np.ndarray, eps: float, method: str = "central"):

@@ -97,6 +97,8 @@ def _validate(case: dict[str, Any], index: int, line: int, path: str) -> str:
             raise AgradValueError(f"{where}: unknown key {key!r}{hint}")
     if ("program" in case) == ("file" in case):
         raise AgradValueError(f"{where}: give exactly one of program = \"...\" or file = \"...\"")
+    if "wrt" not in case:
+        raise AgradValueError(f"{where}: missing wrt = [\"name\", ...]: the variables to check")
     if not isinstance(case.get("wrt"), list) or not all(isinstance(w, str) for w in case["wrt"]):
         raise AgradValueError(f"{where}: wrt must be a list of names, e.g. wrt = [\"w\", \"b\"]")
     for key in ("set", "expect"):

@@ -52,8 +52,12 @@ class Tape:
                     refs.append((_CONST, x))
             index[id(node)] = len(self.steps)
             self.steps.append((node.op, tuple(refs), node.params))
-        root = None if output.grad_fn is None else index[id(output.grad_fn)]
-        self.root = root
+        if output.grad_fn is not None:
+            self.root: int | None = index[id(output.grad_fn)]
+        elif id(output) in slot_of_leaf:  # the output is one of the inputs itself
+            self.root = -1 - slot_of_leaf[id(output)]
+        else:
+            self.root = None
 
     def __call__(self, *arrays: np.ndarray) -> np.ndarray:
         if self.root is None:
@@ -66,7 +70,7 @@ class Tape:
                 arrays[r] if kind == _LEAF else values[r] if kind == _NODE else r
                 for kind, r in refs
             ]
-            if op.mutates:
-                args[0] = np.array(args[0], copy=True)
+            if op.mutates:  # write into a copy, wide enough for the value written
+                args[0] = np.array(args[0], dtype=np.result_type(args[0], args[1]), copy=True)
             values.append(op.forward(*args, **params))
         return np.asarray(values[self.root])
