@@ -135,6 +135,8 @@ def environment() -> dict:
 
 def print_header(title: str) -> dict:
     env = environment()
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
+    env["loadavg_1min"] = load
     print(f"== {title} ==")
     print(f"  date {env['date']}   python {env['python']}   cpu {env['cpu']} "
           f"({env['cores']} cores)")
@@ -143,6 +145,9 @@ def print_header(title: str) -> dict:
     print(f"  torch {env['torch']} (BLAS {env['torch_blas']}, {env['torch_threads']} thread)   "
           f"autograd (HIPS) {env['autograd']}   agrad {env['agrad']}")
     print(f"  malloc: {env['malloc']}")
+    busy = "  <- other processes are busy: expect noise, compare the min column" \
+        if load > 0.5 else ""
+    print(f"  load average (1 min) at start: {load:.2f}{busy}")
     return env
 
 
@@ -179,7 +184,7 @@ def timeit(fn: Callable[[], object], repeat: int = 15, number: int = 1, warmup: 
             samples.append(total / number)
     faults = (_minflt() - faults0) / (repeat * number)
     return {"median": statistics.median(samples), "min": min(samples), "max": max(samples),
-            "repeat": repeat, "number": number, "faults_per_call": faults}
+            "repeat": repeat, "number": number, "faults_per_call": faults, "samples": samples}
 
 
 def _minflt() -> int:

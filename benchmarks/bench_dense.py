@@ -25,6 +25,7 @@ import torch  # noqa: E402
 import agrad  # noqa: E402
 
 N, D, H, K = 256, 512, 512, 10
+ROUNDS = 5
 GOAL = 1.10
 
 
@@ -137,21 +138,21 @@ def measure(cases, repeat: int) -> dict:
             fb()
             fwd()
     results: dict = {}
-    rounds = 3  # interleave so that drifts (thermal, busy neighbours) hit all cases alike
-    for _ in range(rounds):
+    # Interleave in rounds so that drifts (thermal, busy neighbours) hit all cases alike;
+    # statistics are over all samples pooled.
+    for _ in range(ROUNDS):
         for name, fb, fwd in cases:
-            t = _common.timeit(fb, repeat=max(repeat // rounds, 3), warmup=2)
-            f = _common.timeit(fwd, repeat=max(repeat // rounds, 3), warmup=1)
-            r = results.setdefault(name, {"fb": [], "fb_min": [], "fwd": [], "flt": []})
+            t = _common.timeit(fb, repeat=max(repeat // ROUNDS, 3), warmup=2)
+            f = _common.timeit(fwd, repeat=max(repeat // ROUNDS, 3), warmup=1)
+            r = results.setdefault(name, {"fb": [], "fwd": [], "flt": []})
             r["flt"].append(t["faults_per_call"])
-            r["fb"].append(t["median"])
-            r["fb_min"].append(t["min"])
-            r["fwd"].append(f["median"])
+            r["fb"] += t["samples"]
+            r["fwd"] += f["samples"]
     out = {}
     for name, *_fns in cases:
         r = results[name]
         out[name] = {"fwd_bwd_ms_median": float(np.median(r["fb"])) * 1e3,
-                     "fwd_bwd_ms_min": min(r["fb_min"]) * 1e3,
+                     "fwd_bwd_ms_min": min(r["fb"]) * 1e3,
                      "fwd_ms_median": float(np.median(r["fwd"])) * 1e3,
                      "minor_faults_per_iter": float(np.mean(r["flt"]))}
     return out
@@ -193,7 +194,7 @@ NAMES = [NUMPY, "agrad", "HIPS autograd", "PyTorch"]
 
 
 def main(argv: list[str]) -> dict:
-    repeat = _common.int_arg(argv, "--repeat", 30)
+    repeat = _common.int_arg(argv, "--repeat", 35)
     only = _common.str_arg(argv, "--only", None)
     quiet = "--quiet" in argv
     data = make_data()
@@ -215,7 +216,7 @@ def main(argv: list[str]) -> dict:
 
     env = _common.print_header("bench_dense: tanh MLP layer, forward+backward, float64")
     print(f"  X {N}x{D}, W1 {D}x{H}, b1 {H}, W2 {H}x{K}, Y {N}x{K}; "
-          f"median/min of {repeat} runs (3 interleaved rounds)")
+          f"median/min of {repeat} runs ({ROUNDS} interleaved rounds)")
     check(data, ag, th)
     print("  gradients dW1, db1, dW2 agree across all four (np.allclose rtol=atol=1e-9)")
     print(f"\n[A] one process, all four interleaved; malloc {_common.MALLOC_MODE}")

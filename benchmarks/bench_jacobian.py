@@ -26,6 +26,7 @@ import torch  # noqa: E402
 import agrad  # noqa: E402
 
 N = 200
+ROUNDS = 5
 
 
 def make_data(seed=0):
@@ -85,7 +86,7 @@ def make_cases(A, x):
 
 
 def main(argv):
-    repeat = _common.int_arg(argv, "--repeat", 21)
+    repeat = _common.int_arg(argv, "--repeat", 35)
     env = _common.print_header("bench_jacobian: J of tanh(A @ x), A 200x200, float64")
     A, x = make_data()
     cases = make_cases(A, x)
@@ -93,14 +94,12 @@ def main(argv):
     for name, fn, to_np in cases:
         _common.check_close(name, to_np(fn()), ref, rtol=1e-9, atol=1e-12)
     print(f"  all {len(cases)} Jacobians agree with the closed form (rtol 1e-9); "
-          f"median/min of {repeat} runs, 3 interleaved rounds\n")
+          f"median/min of {repeat} runs, {ROUNDS} interleaved rounds\n")
     raw = {name: [] for name, _, _ in cases}
-    mins = {name: [] for name, _, _ in cases}
-    for _ in range(3):
+    for _ in range(ROUNDS):
         for name, fn, _ in cases:
-            t = _common.timeit(fn, repeat=max(repeat // 3, 3), warmup=2)
-            raw[name].append(t["median"])
-            mins[name].append(t["min"])
+            raw[name] += _common.timeit(fn, repeat=max(repeat // ROUNDS, 3), warmup=2)["samples"]
+    mins = {name: [min(s)] for name, s in raw.items()}
     base = float(np.median(raw[cases[0][0]]))
     ag = float(np.median(raw[cases[2][0]]))
     rows, results = [], {}

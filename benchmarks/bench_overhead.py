@@ -29,6 +29,7 @@ import torch  # noqa: E402
 import agrad  # noqa: E402
 
 X0 = 0.5
+ROUNDS = 4
 
 
 # ---- the floor: a 40-line iterative scalar engine ---------------------------------------
@@ -220,33 +221,36 @@ def profile_agrad(n, top=12):
 
 def main(argv):
     n = _common.int_arg(argv, "--nodes", 10_000)
-    repeat = _common.int_arg(argv, "--repeat", 9)
+    repeat = _common.int_arg(argv, "--repeat", 20)
     env = _common.print_header("bench_overhead: scalar op chain, per-node cost")
     cases = make_cases(n)
     y_ref, d_ref = check(cases, n)
     print(f"  {n} nodes (y*1.0001, y+0.001, sin(y) repeated), x={X0}, y={y_ref:.6g}, "
           f"dy/dx={d_ref:.6g}; all gradients agree (rtol 1e-9)")
-    print(f"  median of {repeat} runs per round, 3 interleaved rounds; gc enabled; fwd-only and"
+    print(f"  median of {repeat} runs ({ROUNDS} interleaved rounds); gc enabled; fwd-only and"
           " bwd-only exclude freeing the graph\n")
     raw = {name: {"fb": [], "fwd": [], "bwd": []} for name in cases}
-    for _ in range(3):
+    per_round = max(repeat // ROUNDS, 2)
+    for _ in range(ROUNDS):
         for name, (leaf, fwd, bwd, fb) in cases.items():
             r = raw[name]
-            r["fb"].append(_common.timeit(fb, repeat=repeat, warmup=1)["median"])
-            r["fwd"].append(_common.timeit(fwd, repeat=repeat, warmup=1, setup=leaf)["median"])
-            r["bwd"].append(_common.timeit(bwd, repeat=repeat, warmup=1,
-                                           setup=lambda: fwd(leaf()))["median"])  # noqa: B023
+            r["fb"] += _common.timeit(fb, repeat=per_round, warmup=1)["samples"]
+            r["fwd"] += _common.timeit(fwd, repeat=per_round, warmup=1, setup=leaf)["samples"]
+            r["bwd"] += _common.timeit(bwd, repeat=per_round, warmup=1,
+                                       setup=lambda: fwd(leaf()))["samples"]  # noqa: B023
     floor = float(np.median(raw["pure-Python floor"]["fb"]))
     results, rows = {}, []
     for name, r in raw.items():
         fb, fwd, bwd = (float(np.median(r[k])) for k in ("fb", "fwd", "bwd"))
+        fb_min = min(r["fb"])
         results[name] = {"fwd_bwd_ms": fb * 1e3, "us_per_node": fb / n * 1e6,
+                         "min_us_per_node": fb_min / n * 1e6,
                          "fwd_us_per_node": fwd / n * 1e6, "bwd_us_per_node": bwd / n * 1e6,
                          "ratio_to_floor": fb / floor}
-        rows.append([name, f"{fb * 1e3:.1f}", f"{fb / n * 1e6:.2f}", f"{fwd / n * 1e6:.2f}",
-                     f"{bwd / n * 1e6:.2f}", f"{fb / floor:.2f}x"])
-    _common.print_table(["engine", "fwd+bwd ms", "us/node", "fwd us/node", "bwd us/node",
-                         "vs floor"], rows)
+        rows.append([name, f"{fb * 1e3:.1f}", f"{fb / n * 1e6:.2f}", f"{fb_min / n * 1e6:.2f}",
+                     f"{fwd / n * 1e6:.2f}", f"{bwd / n * 1e6:.2f}", f"{fb / floor:.2f}x"])
+    _common.print_table(["engine", "fwd+bwd ms", "us/node", "min us/node", "fwd us/node",
+                         "bwd us/node", "vs floor"], rows)
     if "--profile" in argv:
         profile_agrad(n)
     payload = {"benchmark": "overhead", "env": env, "nodes": n, "results": results}

@@ -35,39 +35,42 @@ def markdown(dense: dict, overhead: dict, jac: dict) -> str:
         f"{env['python']}, NumPy {env['numpy']} ({env['numpy_blas'].split(' [')[0]}, "
         f"OPENBLAS_CORETYPE={env['OPENBLAS_CORETYPE']}), torch {env['torch']} "
         f"({env['torch_blas']}), HIPS autograd {env['autograd']}, agrad {env['agrad']}; "
-        "one BLAS thread everywhere.",
+        f"one BLAS thread everywhere; load average at start {env.get('loadavg_1min', 0):.2f}.",
         "",
         "**bench_dense** (fwd+bwd of the tanh layer, float64, median ms):",
         "",
-        "| implementation | warm malloc, one process | ratio | glibc default, fresh "
+        "| implementation | warm malloc, one process (min) | ratio | glibc default, fresh "
         "process each | ratio |",
         "|---|---:|---:|---:|---:|",
     ]
     iso = dense.get("isolated_default_malloc", {})
     for name, r in dense["results"].items():
         i = iso.get(name)
-        lines.append(f"| {name} | {r['fwd_bwd_ms_median']:.2f} | {r['ratio_to_numpy']:.2f}x | "
+        lines.append(f"| {name} | {r['fwd_bwd_ms_median']:.2f} ({r['fwd_bwd_ms_min']:.2f}) | "
+                     f"{r['ratio_to_numpy']:.2f}x | "
                      + (f"{i['fwd_bwd_ms_median']:.2f} | {i['ratio_to_numpy']:.2f}x |" if i
                         else "- | - |"))
     lines += [
         "",
         f"**bench_overhead** ({overhead['nodes']}-node scalar chain, microseconds per node):",
         "",
-        "| engine | fwd+bwd us/node | fwd us/node | bwd us/node | vs pure-Python floor |",
+        "| engine | fwd+bwd us/node (min) | fwd us/node | bwd us/node | vs pure-Python floor |",
         "|---|---:|---:|---:|---:|",
     ]
     for name, r in overhead["results"].items():
-        lines.append(f"| {name} | {r['us_per_node']:.2f} | {r['fwd_us_per_node']:.2f} | "
+        lines.append(f"| {name} | {r['us_per_node']:.2f} ({r['min_us_per_node']:.2f}) | "
+                     f"{r['fwd_us_per_node']:.2f} | "
                      f"{r['bwd_us_per_node']:.2f} | {r['ratio_to_floor']:.2f}x |")
     lines += [
         "",
         "**bench_jacobian** (200x200 Jacobian of tanh(A @ x), median ms):",
         "",
-        "| method | ms | vs NumPy closed form | vs agrad |",
+        "| method | ms (min) | vs NumPy closed form | vs agrad |",
         "|---|---:|---:|---:|",
     ]
     for name, r in jac["results"].items():
-        lines.append(f"| {name} | {r['ms_median']:.3f} | {r['ratio_to_numpy']:.1f}x | "
+        lines.append(f"| {name} | {r['ms_median']:.3f} ({r['ms_min']:.3f}) | "
+                     f"{r['ratio_to_numpy']:.1f}x | "
                      f"{r['ratio_to_agrad']:.2f}x |")
     return "\n".join(lines)
 

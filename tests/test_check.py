@@ -370,16 +370,16 @@ def test_unbroken_vjp_passes(op_name, index, dtype):
         f"{point(op_name, index)}")
 
 
-@pytest.mark.parametrize("mutation", MUTATIONS)
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("op_name,index", OP_CASES)
-def test_broken_vjp_is_detected(op_name, index, dtype, mutation):
-    outcome = mutation_outcome(op_name, index, dtype, mutation)
-    if outcome.status == "skipped":
-        pytest.skip(f"{mutation} cannot change the result: {outcome.reason}")
-    assert outcome.status == "detected", (
-        f"{op_name} case {index} ({dtype}), VJP mutated by {mutation!r}: {outcome.status} "
-        f"{outcome.reason}")
+def test_broken_vjp_is_detected(op_name, index, dtype):
+    """Every mutation that changes the Jacobian is caught; those that cannot change it here
+    (a zero gradient, a swap of equal gradients...) are counted in test_summary."""
+    outcomes = {m: mutation_outcome(op_name, index, dtype, m) for m in MUTATIONS}
+    applicable = {m: o for m, o in outcomes.items() if o.status != "skipped"}
+    undetected = {m: f"{o.status} {o.reason}" for m, o in applicable.items()
+                  if o.status != "detected"}
+    assert not undetected, f"{op_name} case {index} ({dtype}): {undetected}"
 
 
 def test_mutation_fixture_restores_the_vjp():
@@ -528,10 +528,9 @@ def test_cli_check_passes_unbroken(op_name):
 
 
 @pytest.mark.parametrize("mutation", CLI_MUTATIONS)
-@pytest.mark.parametrize("op_name", sorted(CLI_PROGRAMS))
+@pytest.mark.parametrize("op_name", sorted(set(CLI_PROGRAMS) - ZERO_GRADIENT))
 def test_cli_check_fails_broken(op_name, mutation):
-    if op_name in ZERO_GRADIENT:
-        pytest.skip(f"{op_name}'s gradient is zero: {mutation} cannot change it")
+    """(Ops whose gradient is zero, like sign, cannot be broken by scaling or sign flips.)"""
     code, err = cli_exit(op_name, mutation)
     assert code == 1, f"exit {code}: {err}"
 
