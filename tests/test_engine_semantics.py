@@ -839,3 +839,23 @@ def test_engine_imports_only_numpy():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          env={"PYTHONPATH": str(SRC), "PATH": "/usr/bin:/bin"}, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_leaf_gradients_never_share_memory():
+    """add's VJP hands the same array to both inputs; each leaf must still own its .grad,
+    and an intermediate's retained grad must not alias a leaf's."""
+    import agrad
+
+    a = agrad.tensor([1.0, 2.0], requires_grad=True)
+    b = agrad.tensor([3.0, 4.0], requires_grad=True)
+    c = a + b
+    c.retain_grad()
+    (c.reshape(2, 1) + 0).sum().backward()
+    a.grad.data[0] = 99.0
+    assert b.grad.data.tolist() == [1.0, 1.0]
+    assert c.grad.data.tolist() == [1.0, 1.0]
+    seed = np.ones(2)
+    d = a * 1.0
+    d.backward(agrad.tensor(seed))
+    seed[0] = -5.0
+    assert a.grad.data.tolist() == [100.0, 2.0]

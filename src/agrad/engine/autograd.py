@@ -18,6 +18,7 @@ from ..errors import AgradAutogradError
 from . import functions, kernels
 from .grad_mode import STATE, set_grad_enabled
 from .node import Node
+from .ops.core import ShapeOnly
 from .tensor import Tensor, wrap
 
 FREED_ERROR = (
@@ -62,7 +63,7 @@ def _seed(outputs: list[Tensor], grads: list, batch: int, create_graph: bool) ->
                 f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and "
                 f"output[{i}] has a shape of {out.shape}."
             )
-        seeds.append(g if create_graph else g.data)
+        seeds.append(g if create_graph else np.array(g.data, copy=True))
     return seeds
 
 
@@ -124,10 +125,11 @@ def run_backward(
     node_slot = {id(t.grad_fn): i for i, t in enumerate(inputs or ()) if t.grad_fn is not None}
 
     pending: dict[int, Any] = {}
+    stored: set[int] = set()  # arrays already handed to a tensor's .grad in this pass
     roots = []
     for out, g in zip(outputs, seeds):
         if out.grad_fn is None:
-            _deliver(out, g, capture, leaf_slot, found, create_graph)
+            _deliver(out, g, capture, leaf_slot, found, create_graph, stored)
         else:
             key = id(out.grad_fn)
             pending[key] = pending[key] + g if key in pending else g
@@ -146,7 +148,7 @@ def run_backward(
             if id(node) in node_slot:
                 found[node_slot[id(node)]] = g
             if node.retained is not None and not capture:
-                _accumulate(node.retained, g, create_graph)
+                _accumulate(node.retained, g, create_graph, stored)
             grads, raw = _node_vjp(node, g, ns, create_graph, batch)
             if on_node is not None:
                 on_node(node, g, grads, raw)
@@ -157,7 +159,7 @@ def run_backward(
                     key = id(child)
                     pending[key] = pending[key] + gi if key in pending else gi
                 else:
-                    _deliver(child, gi, capture, leaf_slot, found, create_graph)
+                    _deliver(child, gi, capture, leaf_slot, found, create_graph, stored)
             if not retain_graph:
                 _free(node)
     if not capture:
@@ -217,15 +219,6 @@ def _unbroadcast(ns: Any, g: Any, shape: tuple, batch: int) -> Any:
     return ns.sum_to(g, shape) if g.shape != shape else g
 
 
-class ShapeOnly:
-    """What a freed node keeps of its output: the shape facts rules that save nothing read."""
-
-    __slots__ = ("shape", "ndim", "dtype")
-
-    def __init__(self, out: np.ndarray) -> None:
-        self.shape, self.ndim, self.dtype = out.shape, out.ndim, out.dtype
-
-
 def _free(node: Node) -> None:
     """Drop the saved output; ops that never read it keep a zero-byte stand-in of its shape."""
     node.freed = True
@@ -244,7 +237,7 @@ def _run_hooks(hooks: list, g: Any, create_graph: bool) -> Any:
 
 
 def _deliver(leaf: Tensor, g: Any, capture: bool, slots: dict, found: dict,
-             create_graph: bool) -> None:
+             create_graph: bool, stored: set[int]) -> None:
     if capture:
         i = slots.get(id(leaf))
         if i is not None:
@@ -252,17 +245,25 @@ def _deliver(leaf: Tensor, g: Any, capture: bool, slots: dict, found: dict,
         return
     if leaf._hooks:
         g = _run_hooks(leaf._hooks, g, create_graph)
-    _accumulate(leaf, g, create_graph)
+    _accumulate(leaf, g, create_graph, stored)
 
 
-def _accumulate(t: Tensor, g: Any, create_graph: bool) -> None:
-    """``t.grad += g`` without ever aliasing an array another tensor holds."""
+def _accumulate(t: Tensor, g: Any, create_graph: bool, stored: set[int] | None = None) -> None:
+    """``t.grad += g`` without ever aliasing an array another tensor holds.
+
+    A fresh array that no other tensor received in this pass (``stored`` tracks them)
+    is kept as it is — as PyTorch steals an unshared buffer; anything else is copied.
+    """
     if create_graph:
         t._grad = g if t._grad is None else t._grad + g
-    elif t._grad is None:
-        t._grad = wrap(np.array(g, dtype=t.data.dtype))
-    else:
+    elif t._grad is not None:
         t._grad = wrap(np.asarray(t._grad.data + g))
+    elif (stored is not None and type(g) is np.ndarray and g.base is None
+          and g.flags.writeable and g.dtype == t.data.dtype and id(g) not in stored):
+        stored.add(id(g))
+        t._grad = wrap(g)
+    else:
+        t._grad = wrap(np.array(g, dtype=t.data.dtype))
 
 
 def backward(

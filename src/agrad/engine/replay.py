@@ -13,6 +13,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .autograd import _topological
+from .node import Node
 from .tensor import Tensor
 
 _LEAF, _NODE, _CONST = 0, 1, 2
@@ -39,17 +40,15 @@ class Tape:
                 index[id(node)] = -1 - slot_of_node[id(node)]
                 continue
             refs = []
-            for x in node.inputs:
-                if isinstance(x, Tensor):
-                    if id(x) in slot_of_leaf:
-                        refs.append((_LEAF, slot_of_leaf[id(x)]))
-                    elif x.grad_fn is not None and id(x.grad_fn) in index:
-                        k = index[id(x.grad_fn)]
-                        refs.append((_LEAF, -1 - k) if k < 0 else (_NODE, k))
-                    else:
-                        refs.append((_CONST, x.data))
+            for x, producer in zip(node.inputs, node.next):
+                if isinstance(producer, Node):  # nodes keep only the shapes of such inputs
+                    k = index[id(producer)]
+                    refs.append((_LEAF, -1 - k) if k < 0 else (_NODE, k))
+                elif producer is not None:  # a leaf that requires grad
+                    k = slot_of_leaf.get(id(producer))
+                    refs.append((_CONST, producer.data) if k is None else (_LEAF, k))
                 else:
-                    refs.append((_CONST, x))
+                    refs.append((_CONST, x.data if isinstance(x, Tensor) else x))
             index[id(node)] = len(self.steps)
             self.steps.append((node.op, tuple(refs), node.params))
         if output.grad_fn is not None:

@@ -50,6 +50,13 @@ class Op:
     kink: bool = False  # has points of non-differentiability (tests avoid them)
     needs_mask: bool = False  # the VJP takes ``needs`` (which inputs want a gradient)
     mutates: bool = False  # the forward writes into its first input (indexed assignment)
+    reads_inputs: bool = True  # False: the VJP reads only the saved output (exp, tanh, ...)
+
+    @property
+    def keeps_inputs(self) -> bool:
+        """Whether a node must hold its inputs' values (else only their shapes, so the
+        memory of intermediates is released as soon as nothing else needs it)."""
+        return self.saves and self.reads_inputs
 
     def domain_of(self, i: int) -> tuple[float, float]:
         """Input ``i``'s sampling range for generated tests."""
@@ -89,11 +96,27 @@ def apply(op: Op, *inputs: Any, **params: Any) -> Tensor:
         next_ = tuple(
             (x.grad_fn or x) if isinstance(x, Tensor) and x._rg else None for x in inputs
         )
-        versions = (
-            tuple(x._version if isinstance(x, Tensor) else 0 for x in inputs) if op.saves else None
-        )
+        if op.keeps_inputs:
+            versions = tuple(x._version if isinstance(x, Tensor) else 0 for x in inputs)
+        else:  # tracked inputs are reached through next_; keep only their shapes
+            versions = None
+            inputs = tuple(ShapeOnly(x.data) if n is not None else x
+                           for x, n in zip(inputs, next_))
         return wrap(out, True, Node(op, inputs, params, out, next_, versions))
     return wrap(out)
+
+
+class ShapeOnly:
+    """What a node keeps of a value whose contents its VJP never reads: shape facts."""
+
+    __slots__ = ("shape", "ndim", "dtype")
+
+    def __init__(self, array: Any) -> None:
+        self.shape, self.ndim, self.dtype = array.shape, array.ndim, array.dtype
+
+    @property
+    def data(self) -> ShapeOnly:
+        return self
 
 
 def raw(x: Any) -> np.ndarray:

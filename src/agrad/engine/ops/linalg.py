@@ -20,15 +20,17 @@ def _matmul_vjp(ns, g, out, a, b, needs=(True, True)):
     if a.ndim == 1 and b.ndim == 1:
         ga, gb = g[..., None] * b, g[..., None] * a
     elif a.ndim == 1:  # (k,) @ (..., k, n) -> (..., n)
-        if needs[0]:
-            ga = ns.matmul(g[..., None, :], ns.swapaxes(b, -1, -2))[..., 0, :]
+        if needs[0]:  # one product for a whole block of rows when b is a matrix
+            ga = (ns.matmul(g, ns.swapaxes(b, -1, -2)) if b.ndim == 2 else
+                  ns.matmul(g[..., None, :], ns.swapaxes(b, -1, -2))[..., 0, :])
         if needs[1]:
             gb = a[:, None] * g[..., None, :]
     elif b.ndim == 1:  # (..., m, k) @ (k,) -> (..., m)
         if needs[0]:
             ga = g[..., :, None] * b
         if needs[1]:
-            gb = ns.matmul(ns.swapaxes(a, -1, -2), g[..., :, None])[..., 0]
+            gb = (ns.matmul(g, a) if a.ndim == 2 else
+                  ns.matmul(ns.swapaxes(a, -1, -2), g[..., :, None])[..., 0])
     else:
         if needs[0]:
             ga = ns.matmul(g, ns.swapaxes(b, -1, -2))

@@ -190,9 +190,10 @@ register(
     Op("logsumexp", "LogsumexpBackward0", kernels.logsumexp, _logsumexp_vjp, _reduce_shape,
        cases=REDUCE_CASES),
     Op("softmax", "SoftmaxBackward0", kernels.softmax, _softmax_vjp, _softmax_shape,
+       reads_inputs=False,
        cases=SOFTMAX_CASES),
     Op("log_softmax", "LogSoftmaxBackward0", kernels.log_softmax, _log_softmax_vjp,
-       _softmax_shape, cases=SOFTMAX_CASES),
+       _softmax_shape, reads_inputs=False, cases=SOFTMAX_CASES),
     Op("norm", "LinalgVectorNormBackward0", _norm_forward, _norm_vjp, _norm_shape, kink=True,
        cases=NORM_CASES),
 )  # fmt: skip

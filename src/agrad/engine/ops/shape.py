@@ -117,7 +117,7 @@ def _astype_forward(x, dtype):
 
 
 def _astype_vjp(ns, g, out, x, dtype):
-    return (ns.astype(g, np.result_type(x)),)
+    return (ns.astype(g, x.dtype),)
 
 
 def _sum_to_vjp(ns, g, out, x, shape):
