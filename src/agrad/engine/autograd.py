@@ -18,7 +18,7 @@ from ..errors import AgradAutogradError
 from . import functions, kernels
 from .grad_mode import STATE, set_grad_enabled
 from .node import Node
-from .ops.core import ShapeOnly
+from .ops.core import SMALL, ShapeOnly
 from .tensor import Tensor, wrap
 
 FREED_ERROR = (
@@ -224,7 +224,10 @@ def _free(node: Node) -> None:
     node.freed = True
     out = node.out
     if out is not None:
-        node.out = None if node.op.saves else ShapeOnly(out)
+        if node.op.saves:
+            node.out = None
+        elif out.size >= SMALL:  # rules that save nothing still read the output's shape
+            node.out = ShapeOnly(out)
 
 
 def _run_hooks(hooks: list, g: Any, create_graph: bool) -> Any:

@@ -53,9 +53,12 @@ def as_tensor(value: Any, dtype: Any = None) -> Tensor:
     return wrap(data)
 
 
+_PASS_THROUGH = (Tensor, *_SCALAR)
+
+
 def _operand(x: Any) -> Any:
     """Tensors pass through; Python/NumPy scalars stay raw (weak dtype, as PyTorch's)."""
-    if isinstance(x, (Tensor, *_SCALAR)):
+    if isinstance(x, _PASS_THROUGH):
         return x
     return as_tensor(x)
 
@@ -79,20 +82,22 @@ def _pair(a: Any, b: Any) -> tuple[Tensor, Any]:
 # ---- elementwise ------------------------------------------------------------------------
 
 
-def add(a: Any, b: Any) -> Tensor:
-    return apply(OP["add"], *_pair(a, b))
+def _binary(name: str):
+    op = OP[name]
+
+    def fn(a: Any, b: Any) -> Tensor:
+        if type(a) is Tensor:  # the common cases skip the promotion rules
+            kind = type(b)
+            if kind is float or kind is int or (kind is Tensor and b.data.dtype == a.data.dtype):
+                return apply(op, a, b)
+        return apply(op, *_pair(a, b))
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"Elementwise {name} with broadcasting (grad_fn {op.grad_fn})."
+    return fn
 
 
-def sub(a: Any, b: Any) -> Tensor:
-    return apply(OP["sub"], *_pair(a, b))
-
-
-def mul(a: Any, b: Any) -> Tensor:
-    return apply(OP["mul"], *_pair(a, b))
-
-
-def div(a: Any, b: Any) -> Tensor:
-    return apply(OP["div"], *_pair(a, b))
+add, sub, mul, div = (_binary(n) for n in ("add", "sub", "mul", "div"))
 
 
 def pow(a: Any, b: Any) -> Tensor:  # noqa: A001 - PyTorch's name

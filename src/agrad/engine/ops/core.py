@@ -51,12 +51,12 @@ class Op:
     needs_mask: bool = False  # the VJP takes ``needs`` (which inputs want a gradient)
     mutates: bool = False  # the forward writes into its first input (indexed assignment)
     reads_inputs: bool = True  # False: the VJP reads only the saved output (exp, tanh, ...)
+    # Whether a node must hold its inputs' values (else only their shapes, so the memory
+    # of intermediates is released as soon as nothing else needs it). Derived.
+    keeps_inputs: bool = field(init=False, default=True)
 
-    @property
-    def keeps_inputs(self) -> bool:
-        """Whether a node must hold its inputs' values (else only their shapes, so the
-        memory of intermediates is released as soon as nothing else needs it)."""
-        return self.saves and self.reads_inputs
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "keeps_inputs", self.saves and self.reads_inputs)
 
     def domain_of(self, i: int) -> tuple[float, float]:
         """Input ``i``'s sampling range for generated tests."""
@@ -66,6 +66,8 @@ class Op:
 
 
 TABLE: dict[str, Op] = {}
+# Arrays smaller than this are kept even when unneeded: a stand-in would cost more than it frees.
+SMALL = 4096
 
 
 def register(*ops: Op) -> None:
@@ -78,32 +80,29 @@ def register(*ops: Op) -> None:
 
 def apply(op: Op, *inputs: Any, **params: Any) -> Tensor:
     """Run ``op`` forward on tensors (or raw constants) and record a node if needed."""
-    datas = []
-    tracked = False
-    for x in inputs:
-        if isinstance(x, Tensor):
-            datas.append(x.data)
-            tracked = tracked or x._rg
-        else:
-            datas.append(x)
+    datas = [x.data if isinstance(x, Tensor) else x for x in inputs]
     try:
         out = op.forward(*datas, **params)
     except (ValueError, IndexError, TypeError) as exc:
         raise _explain_failure(op, datas, params, exc) from None
     if type(out) is not np.ndarray:
         out = np.asarray(out)
-    if tracked and STATE.enabled and op.vjp is not None:
-        next_ = tuple(
-            (x.grad_fn or x) if isinstance(x, Tensor) and x._rg else None for x in inputs
-        )
-        if op.keeps_inputs:
-            versions = tuple(x._version if isinstance(x, Tensor) else 0 for x in inputs)
-        else:  # tracked inputs are reached through next_; keep only their shapes
-            versions = None
-            inputs = tuple(ShapeOnly(x.data) if n is not None else x
-                           for x, n in zip(inputs, next_))
-        return wrap(out, True, Node(op, inputs, params, out, next_, versions))
-    return wrap(out)
+    if not STATE.enabled or op.vjp is None:
+        return wrap(out)
+    next_ = tuple([(x.grad_fn or x) if isinstance(x, Tensor) and x._rg else None
+                   for x in inputs])
+    for producer in next_:  # (not next_.count(None): that would call Tensor.__eq__)
+        if producer is not None:
+            break
+    else:
+        return wrap(out)
+    if op.keeps_inputs:
+        versions = tuple([x._version if isinstance(x, Tensor) else 0 for x in inputs])
+    else:  # tracked inputs are reached through next_: keep only the shapes of big ones
+        versions = None
+        inputs = tuple([x if n is None or x.data.size < SMALL else ShapeOnly(x.data)
+                        for x, n in zip(inputs, next_)])
+    return wrap(out, True, Node(op, inputs, params, out, next_, versions))
 
 
 class ShapeOnly:
