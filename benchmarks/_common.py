@@ -33,8 +33,11 @@ import numpy as np  # noqa: E402
 # timings in one shared process would depend on which framework ran first. By default we
 # therefore tell glibc to keep freed memory ("warm" mode, like any long-running training
 # process reaches); ``--malloc default`` leaves glibc's defaults alone.
-MALLOC_MODE = "default" if "--malloc" in sys.argv and \
-    sys.argv[sys.argv.index("--malloc") + 1] == "default" else "warm"
+MALLOC_MODE = (
+    "default"
+    if "--malloc" in sys.argv and sys.argv[sys.argv.index("--malloc") + 1] == "default"
+    else "warm"
+)
 
 
 def _keep_freed_memory() -> str:
@@ -45,8 +48,11 @@ def _keep_freed_memory() -> str:
         m_trim_threshold, m_mmap_threshold = -1, -3
         ok = libc.mallopt(m_mmap_threshold, 32 * 1024 * 1024)  # 32 MB is glibc's maximum
         ok &= libc.mallopt(m_trim_threshold, 1024 * 1024 * 1024)
-        return "warm (glibc mallopt: M_MMAP_THRESHOLD=32MB, M_TRIM_THRESHOLD=1GB)" if ok \
+        return (
+            "warm (glibc mallopt: M_MMAP_THRESHOLD=32MB, M_TRIM_THRESHOLD=1GB)"
+            if ok
             else "default (mallopt failed)"
+        )
     except (OSError, AttributeError):
         return "default (not glibc)"
 
@@ -86,9 +92,12 @@ def numpy_blas() -> str:
     try:
         from threadpoolctl import threadpool_info
 
-        libs = [f"{i['internal_api']} {i.get('version')} ({i.get('architecture')}, "
-                f"{i['num_threads']} thread(s))" for i in threadpool_info()
-                if i.get("user_api") == "blas"]
+        libs = [
+            f"{i['internal_api']} {i.get('version')} ({i.get('architecture')}, "
+            f"{i['num_threads']} thread(s))"
+            for i in threadpool_info()
+            if i.get("user_api") == "blas"
+        ]
         if libs:
             return "; ".join(libs) + " [threadpoolctl]"
     except ImportError:
@@ -128,8 +137,10 @@ def environment() -> dict:
         "agrad": getattr(agrad, "__version__", "?"),
         "malloc": MALLOC,
         "OPENBLAS_CORETYPE": os.environ.get("OPENBLAS_CORETYPE", "(unset)"),
-        "threads_env": ", ".join(f"{v}={os.environ.get(v)}" for v in
-                                 ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")),
+        "threads_env": ", ".join(
+            f"{v}={os.environ.get(v)}"
+            for v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+        ),
     }
 
 
@@ -138,15 +149,19 @@ def print_header(title: str) -> dict:
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
     env["loadavg_1min"] = load
     print(f"== {title} ==")
-    print(f"  date {env['date']}   python {env['python']}   cpu {env['cpu']} "
-          f"({env['cores']} cores)")
+    print(
+        f"  date {env['date']}   python {env['python']}   cpu {env['cpu']} ({env['cores']} cores)"
+    )
     print(f"  numpy {env['numpy']}  BLAS: {env['numpy_blas']}")
     print(f"  OPENBLAS_CORETYPE={env['OPENBLAS_CORETYPE']}   {env['threads_env']}")
-    print(f"  torch {env['torch']} (BLAS {env['torch_blas']}, {env['torch_threads']} thread)   "
-          f"autograd (HIPS) {env['autograd']}   agrad {env['agrad']}")
+    print(
+        f"  torch {env['torch']} (BLAS {env['torch_blas']}, {env['torch_threads']} thread)   "
+        f"autograd (HIPS) {env['autograd']}   agrad {env['agrad']}"
+    )
     print(f"  malloc: {env['malloc']}")
-    busy = "  <- other processes are busy: expect noise, compare the min column" \
-        if load > 0.5 else ""
+    busy = (
+        "  <- other processes are busy: expect noise, compare the min column" if load > 0.5 else ""
+    )
     print(f"  load average (1 min) at start: {load:.2f}{busy}")
     return env
 
@@ -154,8 +169,13 @@ def print_header(title: str) -> dict:
 # ---- timing -----------------------------------------------------------------------------
 
 
-def timeit(fn: Callable[[], object], repeat: int = 15, number: int = 1, warmup: int = 2,
-           setup: Callable[[], object] | None = None) -> dict:
+def timeit(
+    fn: Callable[[], object],
+    repeat: int = 15,
+    number: int = 1,
+    warmup: int = 2,
+    setup: Callable[[], object] | None = None,
+) -> dict:
     """Seconds per call of ``fn``: median and min over ``repeat`` samples of ``number`` calls.
 
     ``setup`` (untimed) runs before every call and its result is passed to ``fn``; with a
@@ -183,8 +203,15 @@ def timeit(fn: Callable[[], object], repeat: int = 15, number: int = 1, warmup: 
                 del arg, result  # freeing what fn built (e.g. a graph) is not timed
             samples.append(total / number)
     faults = (_minflt() - faults0) / (repeat * number)
-    return {"median": statistics.median(samples), "min": min(samples), "max": max(samples),
-            "repeat": repeat, "number": number, "faults_per_call": faults, "samples": samples}
+    return {
+        "median": statistics.median(samples),
+        "min": min(samples),
+        "max": max(samples),
+        "repeat": repeat,
+        "number": number,
+        "faults_per_call": faults,
+        "samples": samples,
+    }
 
 
 def _minflt() -> int:
@@ -212,8 +239,10 @@ def print_table(columns: list[str], rows: list[list], aligns: str | None = None)
     aligns = aligns or "l" + "r" * (len(columns) - 1)
 
     def fmt(row):
-        return "  ".join(c.ljust(w) if a == "l" else c.rjust(w)
-                         for c, w, a in zip(row, widths, aligns, strict=True))
+        return "  ".join(
+            c.ljust(w) if a == "l" else c.rjust(w)
+            for c, w, a in zip(row, widths, aligns, strict=True)
+        )
 
     print(fmt(cells[0]))
     print("  ".join("-" * w for w in widths))

@@ -65,9 +65,13 @@ def numpy_fwd_bwd(X, W1, b1, W2, Y):
 
 
 def agrad_setup(X, W1, b1, W2, Y):
-    return (agrad.tensor(X), agrad.tensor(W1, requires_grad=True),
-            agrad.tensor(b1, requires_grad=True), agrad.tensor(W2, requires_grad=True),
-            agrad.tensor(Y))
+    return (
+        agrad.tensor(X),
+        agrad.tensor(W1, requires_grad=True),
+        agrad.tensor(b1, requires_grad=True),
+        agrad.tensor(W2, requires_grad=True),
+        agrad.tensor(Y),
+    )
 
 
 def agrad_forward(X, W1, b1, W2, Y):
@@ -99,9 +103,13 @@ def hips_fwd_bwd(X, W1, b1, W2, Y):
 
 
 def torch_setup(X, W1, b1, W2, Y):
-    return (torch.tensor(X), torch.tensor(W1, requires_grad=True),
-            torch.tensor(b1, requires_grad=True), torch.tensor(W2, requires_grad=True),
-            torch.tensor(Y))
+    return (
+        torch.tensor(X),
+        torch.tensor(W1, requires_grad=True),
+        torch.tensor(b1, requires_grad=True),
+        torch.tensor(W2, requires_grad=True),
+        torch.tensor(Y),
+    )
 
 
 def torch_forward(X, W1, b1, W2, Y):
@@ -151,10 +159,12 @@ def measure(cases, repeat: int) -> dict:
     out = {}
     for name, *_fns in cases:
         r = results[name]
-        out[name] = {"fwd_bwd_ms_median": float(np.median(r["fb"])) * 1e3,
-                     "fwd_bwd_ms_min": min(r["fb"]) * 1e3,
-                     "fwd_ms_median": float(np.median(r["fwd"])) * 1e3,
-                     "minor_faults_per_iter": float(np.mean(r["flt"]))}
+        out[name] = {
+            "fwd_bwd_ms_median": float(np.median(r["fb"])) * 1e3,
+            "fwd_bwd_ms_min": min(r["fb"]) * 1e3,
+            "fwd_ms_median": float(np.median(r["fwd"])) * 1e3,
+            "minor_faults_per_iter": float(np.mean(r["flt"])),
+        }
     return out
 
 
@@ -166,11 +176,30 @@ def table(out: dict) -> None:
         note = ""
         if name == "agrad":
             note = f"OK (goal <= {GOAL:.2f}x)" if ratio <= GOAL else f"ABOVE goal {GOAL:.2f}x"
-        rows.append([name, f"{r['fwd_bwd_ms_median']:.3f}", f"{r['fwd_bwd_ms_min']:.3f}",
-                     f"{r['fwd_ms_median']:.3f}", f"{ratio:.3f}x",
-                     f"{r['minor_faults_per_iter']:.0f}", note])
-    _common.print_table(["implementation", "fwd+bwd ms (median)", "min ms", "fwd-only ms",
-                         "ratio vs numpy", "page faults/iter", ""], rows, "lrrrrrl")
+        rows.append(
+            [
+                name,
+                f"{r['fwd_bwd_ms_median']:.3f}",
+                f"{r['fwd_bwd_ms_min']:.3f}",
+                f"{r['fwd_ms_median']:.3f}",
+                f"{ratio:.3f}x",
+                f"{r['minor_faults_per_iter']:.0f}",
+                note,
+            ]
+        )
+    _common.print_table(
+        [
+            "implementation",
+            "fwd+bwd ms (median)",
+            "min ms",
+            "fwd-only ms",
+            "ratio vs numpy",
+            "page faults/iter",
+            "",
+        ],
+        rows,
+        "lrrrrrl",
+    )
 
 
 def isolated(repeat: int) -> dict:
@@ -183,8 +212,22 @@ def isolated(repeat: int) -> dict:
     out = {}
     for name in NAMES:
         with tempfile.NamedTemporaryFile(suffix=".json") as f:
-            subprocess.run([sys.executable, __file__, "--only", name, "--malloc", "default",
-                            "--repeat", str(repeat), "--json", f.name, "--quiet"], check=True)
+            subprocess.run(
+                [
+                    sys.executable,
+                    __file__,
+                    "--only",
+                    name,
+                    "--malloc",
+                    "default",
+                    "--repeat",
+                    str(repeat),
+                    "--json",
+                    f.name,
+                    "--quiet",
+                ],
+                check=True,
+            )
             out[name] = json.loads(Path(f.name).read_text())["results"][name]
     return out
 
@@ -215,8 +258,10 @@ def main(argv: list[str]) -> dict:
         return {"results": out}
 
     env = _common.print_header("bench_dense: tanh MLP layer, forward+backward, float64")
-    print(f"  X {N}x{D}, W1 {D}x{H}, b1 {H}, W2 {H}x{K}, Y {N}x{K}; "
-          f"median/min of {repeat} runs ({ROUNDS} interleaved rounds)")
+    print(
+        f"  X {N}x{D}, W1 {D}x{H}, b1 {H}, W2 {H}x{K}, Y {N}x{K}; "
+        f"median/min of {repeat} runs ({ROUNDS} interleaved rounds)"
+    )
     check(data, ag, th)
     print("  gradients dW1, db1, dW2 agree across all four (np.allclose rtol=atol=1e-9)")
     print(f"\n[A] one process, all four interleaved; malloc {_common.MALLOC_MODE}")
@@ -224,8 +269,10 @@ def main(argv: list[str]) -> dict:
     table(shared)
     payload = {"benchmark": "dense", "env": env, "results": shared}
     if "--no-isolated" not in argv:
-        print("\n[B] each implementation alone in a fresh process, glibc default malloc "
-              "(what a plain script sees:\n    heap trimmed and re-faulted every iteration)")
+        print(
+            "\n[B] each implementation alone in a fresh process, glibc default malloc "
+            "(what a plain script sees:\n    heap trimmed and re-faulted every iteration)"
+        )
         iso = isolated(repeat)
         table(iso)
         payload["isolated_default_malloc"] = iso

@@ -79,8 +79,7 @@ def make_cases(A, x):
         ("agrad functional.jacobian (1 batched pass)", agrad_jac, lambda J: J.numpy()),
         ("torch: 200 x autograd.grad(retain_graph)", torch_loop, lambda J: J.numpy()),
         ("torch.func.jacrev", torch_jacrev, lambda J: J.numpy()),
-        ("torch.autograd.functional.jacobian(vectorize)", torch_functional,
-         lambda J: J.numpy()),
+        ("torch.autograd.functional.jacobian(vectorize)", torch_functional, lambda J: J.numpy()),
         ("HIPS autograd.jacobian", hips, lambda J: J),
     ]
 
@@ -93,8 +92,10 @@ def main(argv):
     ref = cases[0][1]()
     for name, fn, to_np in cases:
         _common.check_close(name, to_np(fn()), ref, rtol=1e-9, atol=1e-12)
-    print(f"  all {len(cases)} Jacobians agree with the closed form (rtol 1e-9); "
-          f"median/min of {repeat} runs, {ROUNDS} interleaved rounds\n")
+    print(
+        f"  all {len(cases)} Jacobians agree with the closed form (rtol 1e-9); "
+        f"median/min of {repeat} runs, {ROUNDS} interleaved rounds\n"
+    )
     raw = {name: [] for name, _, _ in cases}
     for _ in range(ROUNDS):
         for name, fn, _ in cases:
@@ -105,12 +106,22 @@ def main(argv):
     rows, results = [], {}
     for name, _, _ in cases:
         med = float(np.median(raw[name]))
-        results[name] = {"ms_median": med * 1e3, "ms_min": min(mins[name]) * 1e3,
-                         "ratio_to_numpy": med / base, "ratio_to_agrad": med / ag}
-        rows.append([name, f"{med * 1e3:.3f}", f"{min(mins[name]) * 1e3:.3f}",
-                     f"{med / base:.1f}x", f"{med / ag:.2f}x"])
-    _common.print_table(["method", "ms (median)", "min ms", "vs numpy closed", "vs agrad"],
-                        rows)
+        results[name] = {
+            "ms_median": med * 1e3,
+            "ms_min": min(mins[name]) * 1e3,
+            "ratio_to_numpy": med / base,
+            "ratio_to_agrad": med / ag,
+        }
+        rows.append(
+            [
+                name,
+                f"{med * 1e3:.3f}",
+                f"{min(mins[name]) * 1e3:.3f}",
+                f"{med / base:.1f}x",
+                f"{med / ag:.2f}x",
+            ]
+        )
+    _common.print_table(["method", "ms (median)", "min ms", "vs numpy closed", "vs agrad"], rows)
     payload = {"benchmark": "jacobian", "env": env, "results": results}
     _common.write_json(_common.json_arg(argv), payload)
     return payload

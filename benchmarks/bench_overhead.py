@@ -12,6 +12,7 @@ the chain rule evaluated with plain floats.
 Run: python benchmarks/bench_overhead.py [--nodes N] [--repeat N] [--json PATH] [--profile]
 """
 
+import functools
 import os
 
 for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
@@ -179,8 +180,9 @@ def check(cases, n):
     y_ref, d_ref = reference(n)
     for name, (leaf, fwd, bwd, fb) in cases.items():
         _common.check_close(f"{name} dy/dx (fwd+bwd)", fb(), d_ref, rtol=1e-9, atol=0)
-        _common.check_close(f"{name} dy/dx (split)", float(bwd(fwd(leaf()))), d_ref,
-                            rtol=1e-9, atol=0)
+        _common.check_close(
+            f"{name} dy/dx (split)", float(bwd(fwd(leaf()))), d_ref, rtol=1e-9, atol=0
+        )
     return y_ref, d_ref
 
 
@@ -213,8 +215,10 @@ def profile_agrad(n, top=12):
         gc.enable()
         del graphs
         for phase, prof in (("forward", pf), ("backward", pb)):
-            print(f"\ncProfile, agrad {phase} only ({n} nodes x 3 runs, {label}), "
-                  f"top {top} by tottime:")
+            print(
+                f"\ncProfile, agrad {phase} only ({n} nodes x 3 runs, {label}), "
+                f"top {top} by tottime:"
+            )
             stats = pstats.Stats(prof)
             stats.sort_stats("tottime").print_stats(top)
 
@@ -225,10 +229,14 @@ def main(argv):
     env = _common.print_header("bench_overhead: scalar op chain, per-node cost")
     cases = make_cases(n)
     y_ref, d_ref = check(cases, n)
-    print(f"  {n} nodes (y*1.0001, y+0.001, sin(y) repeated), x={X0}, y={y_ref:.6g}, "
-          f"dy/dx={d_ref:.6g}; all gradients agree (rtol 1e-9)")
-    print(f"  median of {repeat} runs ({ROUNDS} interleaved rounds); gc enabled; fwd-only and"
-          " bwd-only exclude freeing the graph\n")
+    print(
+        f"  {n} nodes (y*1.0001, y+0.001, sin(y) repeated), x={X0}, y={y_ref:.6g}, "
+        f"dy/dx={d_ref:.6g}; all gradients agree (rtol 1e-9)"
+    )
+    print(
+        f"  median of {repeat} runs ({ROUNDS} interleaved rounds); gc enabled; fwd-only and"
+        " bwd-only exclude freeing the graph\n"
+    )
     raw = {name: {"fb": [], "fwd": [], "bwd": []} for name in cases}
     per_round = max(repeat // ROUNDS, 2)
     for _ in range(ROUNDS):
@@ -236,26 +244,53 @@ def main(argv):
             r = raw[name]
             r["fb"] += _common.timeit(fb, repeat=per_round, warmup=1)["samples"]
             r["fwd"] += _common.timeit(fwd, repeat=per_round, warmup=1, setup=leaf)["samples"]
-            r["bwd"] += _common.timeit(bwd, repeat=per_round, warmup=1,
-                                       setup=lambda: fwd(leaf()))["samples"]  # noqa: B023
+            setup = functools.partial(_forward_of, fwd, leaf)  # binds this iteration's pair
+            r["bwd"] += _common.timeit(bwd, repeat=per_round, warmup=1, setup=setup)["samples"]
     floor = float(np.median(raw["pure-Python floor"]["fb"]))
     results, rows = {}, []
     for name, r in raw.items():
         fb, fwd, bwd = (float(np.median(r[k])) for k in ("fb", "fwd", "bwd"))
         fb_min = min(r["fb"])
-        results[name] = {"fwd_bwd_ms": fb * 1e3, "us_per_node": fb / n * 1e6,
-                         "min_us_per_node": fb_min / n * 1e6,
-                         "fwd_us_per_node": fwd / n * 1e6, "bwd_us_per_node": bwd / n * 1e6,
-                         "ratio_to_floor": fb / floor}
-        rows.append([name, f"{fb * 1e3:.1f}", f"{fb / n * 1e6:.2f}", f"{fb_min / n * 1e6:.2f}",
-                     f"{fwd / n * 1e6:.2f}", f"{bwd / n * 1e6:.2f}", f"{fb / floor:.2f}x"])
-    _common.print_table(["engine", "fwd+bwd ms", "us/node", "min us/node", "fwd us/node",
-                         "bwd us/node", "vs floor"], rows)
+        results[name] = {
+            "fwd_bwd_ms": fb * 1e3,
+            "us_per_node": fb / n * 1e6,
+            "min_us_per_node": fb_min / n * 1e6,
+            "fwd_us_per_node": fwd / n * 1e6,
+            "bwd_us_per_node": bwd / n * 1e6,
+            "ratio_to_floor": fb / floor,
+        }
+        rows.append(
+            [
+                name,
+                f"{fb * 1e3:.1f}",
+                f"{fb / n * 1e6:.2f}",
+                f"{fb_min / n * 1e6:.2f}",
+                f"{fwd / n * 1e6:.2f}",
+                f"{bwd / n * 1e6:.2f}",
+                f"{fb / floor:.2f}x",
+            ]
+        )
+    _common.print_table(
+        [
+            "engine",
+            "fwd+bwd ms",
+            "us/node",
+            "min us/node",
+            "fwd us/node",
+            "bwd us/node",
+            "vs floor",
+        ],
+        rows,
+    )
     if "--profile" in argv:
         profile_agrad(n)
     payload = {"benchmark": "overhead", "env": env, "nodes": n, "results": results}
     _common.write_json(_common.json_arg(argv), payload)
     return payload
+
+
+def _forward_of(fwd, leaf):
+    return fwd(leaf())
 
 
 if __name__ == "__main__":

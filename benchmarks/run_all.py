@@ -23,8 +23,11 @@ def run(script: str, extra: list[str]) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "result.json"
         print(f"\n$ python benchmarks/{script} {' '.join(extra)}".rstrip(), flush=True)
-        subprocess.run([sys.executable, str(HERE / script), "--json", str(out), *extra],
-                       check=True, env=os.environ.copy())
+        subprocess.run(
+            [sys.executable, str(HERE / script), "--json", str(out), *extra],
+            check=True,
+            env=os.environ.copy(),
+        )
         return json.loads(out.read_text())
 
 
@@ -46,10 +49,11 @@ def markdown(dense: dict, overhead: dict, jac: dict) -> str:
     iso = dense.get("isolated_default_malloc", {})
     for name, r in dense["results"].items():
         i = iso.get(name)
-        lines.append(f"| {name} | {r['fwd_bwd_ms_median']:.2f} ({r['fwd_bwd_ms_min']:.2f}) | "
-                     f"{r['ratio_to_numpy']:.2f}x | "
-                     + (f"{i['fwd_bwd_ms_median']:.2f} | {i['ratio_to_numpy']:.2f}x |" if i
-                        else "- | - |"))
+        lines.append(
+            f"| {name} | {r['fwd_bwd_ms_median']:.2f} ({r['fwd_bwd_ms_min']:.2f}) | "
+            f"{r['ratio_to_numpy']:.2f}x | "
+            + (f"{i['fwd_bwd_ms_median']:.2f} | {i['ratio_to_numpy']:.2f}x |" if i else "- | - |")
+        )
     lines += [
         "",
         f"**bench_overhead** ({overhead['nodes']}-node scalar chain, microseconds per node):",
@@ -58,9 +62,11 @@ def markdown(dense: dict, overhead: dict, jac: dict) -> str:
         "|---|---:|---:|---:|---:|",
     ]
     for name, r in overhead["results"].items():
-        lines.append(f"| {name} | {r['us_per_node']:.2f} ({r['min_us_per_node']:.2f}) | "
-                     f"{r['fwd_us_per_node']:.2f} | "
-                     f"{r['bwd_us_per_node']:.2f} | {r['ratio_to_floor']:.2f}x |")
+        lines.append(
+            f"| {name} | {r['us_per_node']:.2f} ({r['min_us_per_node']:.2f}) | "
+            f"{r['fwd_us_per_node']:.2f} | "
+            f"{r['bwd_us_per_node']:.2f} | {r['ratio_to_floor']:.2f}x |"
+        )
     lines += [
         "",
         "**bench_jacobian** (200x200 Jacobian of tanh(A @ x), median ms):",
@@ -69,9 +75,11 @@ def markdown(dense: dict, overhead: dict, jac: dict) -> str:
         "|---|---:|---:|---:|",
     ]
     for name, r in jac["results"].items():
-        lines.append(f"| {name} | {r['ms_median']:.3f} ({r['ms_min']:.3f}) | "
-                     f"{r['ratio_to_numpy']:.1f}x | "
-                     f"{r['ratio_to_agrad']:.2f}x |")
+        lines.append(
+            f"| {name} | {r['ms_median']:.3f} ({r['ms_min']:.3f}) | "
+            f"{r['ratio_to_numpy']:.1f}x | "
+            f"{r['ratio_to_agrad']:.2f}x |"
+        )
     return "\n".join(lines)
 
 

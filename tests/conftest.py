@@ -52,14 +52,27 @@ def cli(capsys, monkeypatch):
 def exe():
     """exe(argv, stdin=None, env=None) -> Result, running the installed `agrad` executable."""
 
-    def invoke(argv: list[str], stdin: str | None = None, env: dict | None = None,
-               cmd: list[str] | None = None) -> Result:
-        environ = env if env is not None else {
-            **os.environ, "COLUMNS": "80", "NO_COLOR": "1", "PYTHONIOENCODING": "utf-8"}
+    def invoke(
+        argv: list[str],
+        stdin: str | None = None,
+        env: dict | None = None,
+        cmd: list[str] | None = None,
+    ) -> Result:
+        environ = (
+            env
+            if env is not None
+            else {**os.environ, "COLUMNS": "80", "NO_COLOR": "1", "PYTHONIOENCODING": "utf-8"}
+        )
         start = time.perf_counter()
-        proc = subprocess.run([*(cmd or [agrad_executable()]), *argv], input=stdin or "",
-                              capture_output=True, text=True, encoding="utf-8", env=environ,
-                              timeout=120)
+        proc = subprocess.run(
+            [*(cmd or [agrad_executable()]), *argv],
+            input=stdin or "",
+            capture_output=True,
+            text=True,
+            encoding="utf-8",
+            env=environ,
+            timeout=120,
+        )
         return Result(proc.returncode, proc.stdout, proc.stderr, time.perf_counter() - start)
 
     return invoke

@@ -48,27 +48,42 @@ CASES = [
     ("broadcast mismatch", ["eval", "[1,2] + [1,2,3]"], ["(2,)", "(3,)"]),
     ("matmul mismatch", ["eval", "[1,2] @ [1,2,3]"], ["(2,)", "(3,)"]),
     ("reshape size", ["eval", "reshape(x, [4])", *X3], ["(3,)", "(4,)"]),
-    ("concat mismatch", ["eval", "concat([x, y])", "--set", "x=[[1,2]]", "--set", "y=[[1,2,3]]"],
-     ["(1, 2)", "(1, 3)"]),
-    ("concat of scalars", ["eval", "concat([x, x])", "--set", "x=1"],
-     ["concat", ("zero-dim", "0-d", "scalar", "stack")]),
+    (
+        "concat mismatch",
+        ["eval", "concat([x, y])", "--set", "x=[[1,2]]", "--set", "y=[[1,2,3]]"],
+        ["(1, 2)", "(1, 3)"],
+    ),
+    (
+        "concat of scalars",
+        ["eval", "concat([x, x])", "--set", "x=1"],
+        ["concat", ("zero-dim", "0-d", "scalar", "stack")],
+    ),
     ("ragged literal", ["eval", "[[1, 2], [3]]"], ["(1,)", "(2,)"]),
     ("index out of range", ["eval", "x[5]", *X3], ["index 5", "size 3"]),
     ("fractional index", ["eval", "x[0.5]", *X3], ["whole number", "0.5"]),
     ("too many indices", ["eval", "x[0, 0]", *X3], ["too many indices"]),
     ("zero slice step", ["eval", "x[0:2:0]", *X3], ["step"]),
     # gradients of a non-scalar output
-    ("non-scalar without grad-output", ["eval", "x*2", *X3, "--wrt", "x"],
-     ["--grad-output", "agrad jacobian"]),
-    ("grad-output of the wrong shape", ["eval", "x*2", *X3, "--wrt", "x", "--grad-output", "[1,2]"],
-     ["--grad-output", "(2,)", "(3,)"]),
+    (
+        "non-scalar without grad-output",
+        ["eval", "x*2", *X3, "--wrt", "x"],
+        ["--grad-output", "agrad jacobian"],
+    ),
+    (
+        "grad-output of the wrong shape",
+        ["eval", "x*2", *X3, "--wrt", "x", "--grad-output", "[1,2]"],
+        ["--grad-output", "(2,)", "(3,)"],
+    ),
     ("hessian of a vector", ["hessian", "x**2", *X2, "--wrt", "x"], ["single-number", "(2,)"]),
     ("jacobian without wrt", ["jacobian", "x*2", *X2], ["--wrt"]),
     # files
     ("pickled npy", ["eval", "sum(x)", "--set", "x=@{tmp}/obj.npy"], ["pickle"]),
     ("missing file", ["eval", "sum(x)", "--set", "x=@{tmp}/missing.npy"], ["no such file"]),
-    ("unknown extension", ["eval", "sum(x)", "--set", "x=@{tmp}/data.xyz"],
-     ["unknown file type", ".xyz"]),
+    (
+        "unknown extension",
+        ["eval", "sum(x)", "--set", "x=@{tmp}/data.xyz"],
+        ["unknown file type", ".xyz"],
+    ),
     ("csv with words", ["eval", "sum(x)", "--set", "x=@{tmp}/words.csv"], ["cannot read"]),
     ("json of strings", ["eval", "sum(x)", "--set", "x=@{tmp}/strings.json"], ["numbers"]),
     ("npz needs a key", ["eval", "sum(x)", "--set", "x=@{tmp}/two.npz"], ["2 arrays", ":NAME"]),
@@ -81,14 +96,23 @@ CASES = [
     ("set without =", ["eval", "x", "--set", "x"], ["NAME=VALUE"]),
     ("set of a bad name", ["eval", "x", "--set", "1x=2"], ["'1x'", "not a variable name"]),
     ("set without value", ["eval", "x", "--set", "x="], ["NAME=VALUE"]),
-    ("set of an unknown name", ["eval", "x", "--set", "x=1", "--set", "z=1"],
-     ["--set z", "no variable 'z'"]),
-    ("set of a computed name", ["eval", "y = x*2; y", "--set", "x=1", "--set", "y=3"],
-     ["--set y", "computed"]),
+    (
+        "set of an unknown name",
+        ["eval", "x", "--set", "x=1", "--set", "z=1"],
+        ["--set z", "no variable 'z'"],
+    ),
+    (
+        "set of a computed name",
+        ["eval", "y = x*2; y", "--set", "x=1", "--set", "y=3"],
+        ["--set y", "computed"],
+    ),
     ("set value not constant", ["eval", "x", "--set", "x=y"], ["constant", "'y'"]),
     ("set value syntax", ["eval", "x", "--set", "x=[1,2"], ["--set x", "']'"]),
-    ("wrt of an unknown name", ["eval", "x", "--set", "x=1", "--wrt", "q"],
-     ["--wrt q", "no variable 'q'"]),
+    (
+        "wrt of an unknown name",
+        ["eval", "x", "--set", "x=1", "--wrt", "q"],
+        ["--wrt q", "no variable 'q'"],
+    ),
     # options
     ("dtype float16", ["eval", "x", "--set", "x=1", "--dtype", "float16"], ["--dtype", "float16"]),
     ("format xml", ["eval", "x", "--set", "x=1", "--format", "xml"], ["--format", "xml"]),
@@ -119,8 +143,16 @@ CASES = [
     ("tensor literal of 33 dims", ["eval", "[" * 33 + "1" + "]" * 33], ["32"]),
 ]
 IDS = [c[0] for c in CASES]
-VIA_SUBPROCESS = {"unclosed paren", "pickled npy", "format xml", "zeros 1e10", "dunder import",
-                  "set without =", "missing argument", "unknown command"}
+VIA_SUBPROCESS = {
+    "unclosed paren",
+    "pickled npy",
+    "format xml",
+    "zeros 1e10",
+    "dunder import",
+    "set without =",
+    "missing argument",
+    "unknown command",
+}
 
 
 @pytest.fixture
@@ -163,8 +195,11 @@ def test_bad_input_in_process(cli, tmp, name, argv, words):
     assert result.seconds < 1.0, f"{name} took {result.seconds:.2f} s"
 
 
-@pytest.mark.parametrize("name, argv, words", [c for c in CASES if c[0] in VIA_SUBPROCESS],
-                         ids=[c[0] for c in CASES if c[0] in VIA_SUBPROCESS])
+@pytest.mark.parametrize(
+    "name, argv, words",
+    [c for c in CASES if c[0] in VIA_SUBPROCESS],
+    ids=[c[0] for c in CASES if c[0] in VIA_SUBPROCESS],
+)
 def test_bad_input_via_the_executable(exe, tmp, name, argv, words):
     result = exe(_argv(argv, tmp))
     assert_bad_input(result, words)
@@ -211,8 +246,18 @@ def test_deep_parentheses(cli, record_property):
 
 def test_deep_chain_of_functions(cli):
     depth = 2_000  # sin(sin(...sin(x)...)): d/dx is the product of cosines along the chain
-    result = cli(["eval", "sin(" * depth + "x" + ")" * depth, "--set", "x=0.5", "--wrt", "x",
-                  "--format", "json"])
+    result = cli(
+        [
+            "eval",
+            "sin(" * depth + "x" + ")" * depth,
+            "--set",
+            "x=0.5",
+            "--wrt",
+            "x",
+            "--format",
+            "json",
+        ]
+    )
     assert result.code == 0, result.err
     v, g = 0.5, 1.0
     for _ in range(depth):
@@ -224,8 +269,18 @@ def test_deep_chain_of_functions(cli):
 
 
 def test_tensor_literal_of_32_dims(cli):
-    result = cli(["eval", "sum(" + "[" * 32 + "x" + "]" * 32 + ")", "--set", "x=4", "--wrt", "x",
-                  "--format", "json"])
+    result = cli(
+        [
+            "eval",
+            "sum(" + "[" * 32 + "x" + "]" * 32 + ")",
+            "--set",
+            "x=4",
+            "--wrt",
+            "x",
+            "--format",
+            "json",
+        ]
+    )
     assert result.code == 0, result.err
     assert json.loads(result.out)["grads"]["x"] == 1
 

@@ -78,8 +78,9 @@ def sample(op, case, seed):
 
 
 def np_forward(op, arrays, params):
-    return np.asarray(op.forward(*[np.array(a, copy=True) for a in arrays], **params),
-                      dtype=np.float64)
+    return np.asarray(
+        op.forward(*[np.array(a, copy=True) for a in arrays], **params), dtype=np.float64
+    )
 
 
 def suitable(op, case, arrays, allow_zero: bool) -> bool:
@@ -87,6 +88,7 @@ def suitable(op, case, arrays, allow_zero: bool) -> bool:
     gradient so close to zero that a 1% error would hide inside float32's tolerance:
     each input's Jacobian has an entry of size >= 0.1 (or, if ``allow_zero``, is all 0)."""
     for i in differentiable_inputs(op, len(arrays)):
+
         def f(v, i=i):
             args = list(arrays)
             args[i] = v
@@ -119,14 +121,17 @@ def point(op_name: str, index: int) -> tuple[np.ndarray, ...]:
 
 def leaves(op, arrays, dtype):
     wanted = differentiable_inputs(op, len(arrays))
-    return [agrad.tensor(np.asarray(a, dtype=dtype), requires_grad=i in wanted)
-            for i, a in enumerate(arrays)]
+    return [
+        agrad.tensor(np.asarray(a, dtype=dtype), requires_grad=i in wanted)
+        for i, a in enumerate(arrays)
+    ]
 
 
 def call(op, params):
     """The op as a function of tensors; an in-place op writes into a clone, not a leaf.
     Numeric evaluations (grad disabled) write into a float64 copy, as the checker's tape
     promises (numeric side in float64 whatever the dtype)."""
+
     def f(*xs):
         if op.mutates:
             first = xs[0]
@@ -217,8 +222,14 @@ def _unbroadcast(grads, xs, batch):
     return result
 
 
-MUTATE = {"scale": _scale, "flip": _flip, "swap": _swap, "transpose": _transpose,
-          "unbroadcast": _unbroadcast, "zeros": _zeros}
+MUTATE = {
+    "scale": _scale,
+    "flip": _flip,
+    "swap": _swap,
+    "transpose": _transpose,
+    "unbroadcast": _unbroadcast,
+    "zeros": _zeros,
+}
 
 
 def mutated(vjp, mutation: str):
@@ -296,8 +307,9 @@ def _jacobians(op, case, ts):
 
 def _gradcheck(op, case, ts, dtype) -> bool:
     atol, rtol = TOLERANCES[dtype]
-    return agrad.autograd.gradcheck(call(op, case.params), tuple(ts), eps=1e-6, atol=atol,
-                                    rtol=rtol, raise_exception=False)
+    return agrad.autograd.gradcheck(
+        call(op, case.params), tuple(ts), eps=1e-6, atol=atol, rtol=rtol, raise_exception=False
+    )
 
 
 @functools.cache
@@ -327,7 +339,8 @@ def not_applicable(mutation, shapes) -> str:
     if mutation == "transpose" and not any(len(g) - batch >= 2 for g in present):
         return "no gradient with two or more dimensions"
     if mutation == "unbroadcast" and not any(
-            g is not None and _reduced_axes(g, x, batch) for g, x in zip(grads, xs, strict=True)):
+        g is not None and _reduced_axes(g, x, batch) for g, x in zip(grads, xs, strict=True)
+    ):
         return "the case does not broadcast (no gradient is summed to its input's shape)"
     return ""
 
@@ -344,14 +357,18 @@ def mutation_outcome(op_name, index, dtype, mutation) -> Outcome:
             broken = _jacobians(op, case, ts)
         except Exception as exc:  # the mutation machinery itself failed: a test bug
             return Outcome("error", f"{type(exc).__name__}: {exc}")
-        if all((a is None and b is None) or (a is not None and b is not None
-                                             and np.array_equal(a, b))
-               for a, b in zip(broken, correct, strict=True)):
+        if all(
+            (a is None and b is None) or (a is not None and b is not None and np.array_equal(a, b))
+            for a, b in zip(broken, correct, strict=True)
+        ):
             if all(a is None or not a.any() for a in correct):
                 return Outcome("skipped", "the gradient is zero everywhere")
-            return Outcome("skipped", "the mutated Jacobian equals the correct one (identical "
-                                      "gradients swapped, or a layout change that maps this "
-                                      "gradient onto itself)")
+            return Outcome(
+                "skipped",
+                "the mutated Jacobian equals the correct one (identical "
+                "gradients swapped, or a layout change that maps this "
+                "gradient onto itself)",
+            )
         try:
             ok = _gradcheck(op, case, ts, dtype)
         except Exception as exc:
@@ -367,7 +384,8 @@ OP_CASES = [pytest.param(name, i, id=f"{name}-{i}") for name, i in op_cases()]
 def test_unbroken_vjp_passes(op_name, index, dtype):
     assert clean_check(op_name, index, dtype), (
         f"false alarm: {op_name} case {index} ({dtype}) fails with its correct VJP at "
-        f"{point(op_name, index)}")
+        f"{point(op_name, index)}"
+    )
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -377,8 +395,9 @@ def test_broken_vjp_is_detected(op_name, index, dtype):
     (a zero gradient, a swap of equal gradients...) are counted in test_summary."""
     outcomes = {m: mutation_outcome(op_name, index, dtype, m) for m in MUTATIONS}
     applicable = {m: o for m, o in outcomes.items() if o.status != "skipped"}
-    undetected = {m: f"{o.status} {o.reason}" for m, o in applicable.items()
-                  if o.status != "detected"}
+    undetected = {
+        m: f"{o.status} {o.reason}" for m, o in applicable.items() if o.status != "detected"
+    }
     assert not undetected, f"{op_name} case {index} ({dtype}): {undetected}"
 
 
@@ -466,12 +485,15 @@ CLI_PROGRAMS = {  # op -> (program, --set values); --wrt is every variable set
 NOT_IN_LANGUAGE = {  # differentiable ops no program reaches, and why
     "clone": "engine API only (Tensor.clone)",
     "transpose": "the language's transpose(x, axes) and .T build permute",
-    "unsqueeze": "engine API only", "squeeze": "engine API only",
+    "unsqueeze": "engine API only",
+    "squeeze": "engine API only",
     "expand": "engine API only (broadcasting is the ops' own)",
     "astype": "engine API only (--dtype converts inputs, not the graph)",
-    "sum_to": "used inside VJP rules", "index_backward": "used inside VJP rules",
+    "sum_to": "used inside VJP rules",
+    "index_backward": "used inside VJP rules",
     "unbind": "engine API only (iteration over a tensor)",
-    "max_dim": "max(x, axis=...) builds amax", "min_dim": "min(x, axis=...) builds amin",
+    "max_dim": "max(x, axis=...) builds amax",
+    "min_dim": "min(x, axis=...) builds amin",
 }
 CLI_MUTATIONS = ("scale", "flip")
 ZERO_GRADIENT = {"sign"}  # its VJP is 0 everywhere: no mutation of it can change a result
@@ -563,8 +585,9 @@ def test_summary():
                     continue
                 tally[("engine", o.status == "detected")] += 1
                 if o.status != "detected":
-                    misses.append(f"engine {name}-{index} {dtype} {mutation}: {o.status} "
-                                  f"{o.reason}")
+                    misses.append(
+                        f"engine {name}-{index} {dtype} {mutation}: {o.status} {o.reason}"
+                    )
     for name in CLI_PROGRAMS:
         if cli_exit(name)[0] != 0:
             false_alarms.append(f"cli {name}")
@@ -579,8 +602,10 @@ def test_summary():
     total = sum(tally.values())
     detected = tally[("engine", True)] + tally[("cli", True)]
     clean_runs = len(op_cases()) * len(DTYPES) + len(CLI_PROGRAMS)
-    print(f"\nmutation testing over {len(differentiable_ops())} differentiable ops, "
-          f"{len(op_cases())} cases, {len(DTYPES)} dtypes")
+    print(
+        f"\nmutation testing over {len(differentiable_ops())} differentiable ops, "
+        f"{len(op_cases())} cases, {len(DTYPES)} dtypes"
+    )
     for where in ("engine", "cli"):
         n = tally[(where, True)] + tally[(where, False)]
         print(f"  {where:6s}: {tally[(where, True)]}/{n} mutations detected")
@@ -602,11 +627,14 @@ def as_json(result) -> dict:
     return json.loads(result.out)
 
 
-@pytest.mark.parametrize("program,x,at,analytic", [
-    ("sum(relu(x))", "[-1.5, 0, 2]", [1], 0.0),
-    ("sum(abs(x))", "[0, 1.5, -2]", [0], 0.0),
-    ("max(x)", "[3, 1, 3]", [0, 2], 0.5),
-])
+@pytest.mark.parametrize(
+    "program,x,at,analytic",
+    [
+        ("sum(relu(x))", "[-1.5, 0, 2]", [1], 0.0),
+        ("sum(abs(x))", "[0, 1.5, -2]", [0], 0.0),
+        ("max(x)", "[3, 1, 3]", [0, 2], 0.5),
+    ],
+)
 def test_kinks_are_listed_not_failed(cli, program, x, at, analytic):
     result = cli(["check", program, "--wrt", "x", "--set", f"x={x}", "--format", "json"])
     assert result.code == 0, result.err
@@ -623,8 +651,9 @@ def test_kinks_are_listed_not_failed(cli, program, x, at, analytic):
 
 
 def test_kink_one_sided_values(cli):
-    report = as_json(cli(["check", "sum(abs(x))", "--wrt", "x", "--set", "x=[0, 1.5]",
-                          "--format", "json"]))
+    report = as_json(
+        cli(["check", "sum(abs(x))", "--wrt", "x", "--set", "x=[0, 1.5]", "--format", "json"])
+    )
     (kink,) = report["variables"]["x"]["kinks"]
     assert kink["one_sided"] == [pytest.approx(-1.0), pytest.approx(1.0)]
 
@@ -645,14 +674,35 @@ def test_kink_table_output(cli):
 
 # ---- 3. --expect --------------------------------------------------------------------------
 
-TUTORIAL = ["check", "sum((w*x+b-y)**2)", "--wrt", "w,b", "--set", "x=[1,2]",
-            "--set", "y=[5,7]", "--set", "w=1", "--set", "b=0"]
+TUTORIAL = [
+    "check",
+    "sum((w*x+b-y)**2)",
+    "--wrt",
+    "w,b",
+    "--set",
+    "x=[1,2]",
+    "--set",
+    "y=[5,7]",
+    "--set",
+    "w=1",
+    "--set",
+    "b=0",
+]
 # By hand: r = w*x + b - y = [-4, -5]; d/dw = 2 sum(r x) = -28; d/db = 2 sum(r) = -18.
 
 
 def test_expect_right_formulas_pass(cli):
-    result = cli([*TUTORIAL, "--expect", "w=2*sum((w*x+b-y)*x)",
-                  "--expect", "b=2*sum(w*x+b-y)", "--format", "json"])
+    result = cli(
+        [
+            *TUTORIAL,
+            "--expect",
+            "w=2*sum((w*x+b-y)*x)",
+            "--expect",
+            "b=2*sum(w*x+b-y)",
+            "--format",
+            "json",
+        ]
+    )
     assert result.code == 0, result.err
     report = as_json(result)
     assert report["ok"] is True
@@ -695,48 +745,84 @@ loss
 M = '"[[0.5, -1.0, 0.25], [1.5, 0.2, -0.7]]"'
 V = '"[0.3, -0.4, 0.9]"'
 SUITE_CASES = [
-    ("linreg", '''program = "sum((w*x+b-y)**2)"
+    (
+        "linreg",
+        """program = "sum((w*x+b-y)**2)"
 wrt = ["w", "b"]
 set = { x = "[1,2]", y = "[5,7]", w = "1", b = "0" }
-expect = { w = "2*sum((w*x+b-y)*x)", b = "2*sum(w*x+b-y)" }'''),
-    ("vector", '''program = "x**2 + 3*sin(x)"
+expect = { w = "2*sum((w*x+b-y)*x)", b = "2*sum(w*x+b-y)" }""",
+    ),
+    (
+        "vector",
+        """program = "x**2 + 3*sin(x)"
 wrt = ["x"]
-set = { x = "[0.5, -1.0, 2.0]" }'''),
-    ("matmul", f'''program = "sum(tanh(A @ v))"
+set = { x = "[0.5, -1.0, 2.0]" }""",
+    ),
+    (
+        "matmul",
+        f"""program = "sum(tanh(A @ v))"
 wrt = ["A", "v"]
-set = {{ A = {M}, v = {V} }}'''),
-    ("softmax", '''program = "softmax(z)"
+set = {{ A = {M}, v = {V} }}""",
+    ),
+    (
+        "softmax",
+        """program = "softmax(z)"
 wrt = ["z"]
-set = { z = "[1.0, -0.5, 2.0, 0.1]" }'''),
-    ("logsumexp", '''program = "logsumexp(z) + sum(log_softmax(z) * t)"
+set = { z = "[1.0, -0.5, 2.0, 0.1]" }""",
+    ),
+    (
+        "logsumexp",
+        """program = "logsumexp(z) + sum(log_softmax(z) * t)"
 wrt = ["z"]
-set = { z = "[1.0, -0.5, 2.0]", t = "[0.2, 0.3, 0.5]" }'''),
-    ("fromfile", '''file = "model.ag"
-wrt = ["w", "b"]'''),
-    ("float32", f'''program = "sum(tanh(A @ v))"
+set = { z = "[1.0, -0.5, 2.0]", t = "[0.2, 0.3, 0.5]" }""",
+    ),
+    (
+        "fromfile",
+        """file = "model.ag"
+wrt = ["w", "b"]""",
+    ),
+    (
+        "float32",
+        f"""program = "sum(tanh(A @ v))"
 wrt = ["A", "v"]
 dtype = "float32"
-set = {{ A = {M}, v = {V} }}'''),
-    ("richardson", '''program = "sum(exp(x) * cos(x))"
+set = {{ A = {M}, v = {V} }}""",
+    ),
+    (
+        "richardson",
+        """program = "sum(exp(x) * cos(x))"
 wrt = ["x"]
 method = "richardson"
-set = { x = "[0.1, 0.7, -1.3]" }'''),
-    ("order2", '''program = "sum(x**3) + x[0]*x[1]"
+set = { x = "[0.1, 0.7, -1.3]" }""",
+    ),
+    (
+        "order2",
+        """program = "sum(x**3) + x[0]*x[1]"
 wrt = ["x"]
 order = 2
-set = { x = "[0.5, -1.2, 2.0]" }'''),
-    ("fast", '''program = "sum(sin(x) * x**2)"
+set = { x = "[0.5, -1.2, 2.0]" }""",
+    ),
+    (
+        "fast",
+        """program = "sum(sin(x) * x**2)"
 wrt = ["x"]
 fast = true
-set = { x = "randn(200)" }'''),
-    ("forward", '''program = "sum(sigmoid(x) * x)"
+set = { x = "randn(200)" }""",
+    ),
+    (
+        "forward",
+        """program = "sum(sigmoid(x) * x)"
 wrt = ["x"]
 method = "forward"
-set = { x = "[0.3, -1.2, 0.7]" }'''),
-    ("wrongexpect", '''program = "sum((w*x+b-y)**2)"
+set = { x = "[0.3, -1.2, 0.7]" }""",
+    ),
+    (
+        "wrongexpect",
+        """program = "sum((w*x+b-y)**2)"
 wrt = ["w"]
 set = { x = "[1,2]", y = "[5,7]", w = "1", b = "0" }
-expect = { w = "sum((w*x+b-y)*x)" }'''),
+expect = { w = "sum((w*x+b-y)*x)" }""",
+    ),
 ]
 
 
@@ -772,8 +858,9 @@ def test_suite_end_to_end(cli, wide, tmp_path):
     # the table: every case, the failing one marked FAIL
     table = cli(["check", "--suite", str(suite)])
     assert table.code == 1, table.err
-    rows = {n: next(r for r in table.out.splitlines() if re.search(rf"│\s*{n}\s*│", r))
-            for n in names}
+    rows = {
+        n: next(r for r in table.out.splitlines() if re.search(rf"│\s*{n}\s*│", r)) for n in names
+    }
     assert "FAIL" in rows["wrongexpect"]
     assert all("FAIL" not in rows[n] for n in names if n != "wrongexpect")
     assert "1 of 12 case(s) failed" in table.out
@@ -817,7 +904,8 @@ def test_suite_end_to_end(cli, wide, tmp_path):
     x = np.array([0.5, -1.0, 2.0])
     assert recorded["vector"]["value"] == pytest.approx(x**2 + 3 * np.sin(x))
     assert np.asarray(recorded["vector"]["jacobian"]["x"]) == pytest.approx(
-        np.diag(2 * x + 3 * np.cos(x)))
+        np.diag(2 * x + 3 * np.cos(x))
+    )
 
     # without the failing case: a clean pass, every golden value matching
     passing = [c for c in SUITE_CASES if c[0] != "wrongexpect"]
@@ -826,8 +914,7 @@ def test_suite_end_to_end(cli, wide, tmp_path):
     assert clean.code == 0, clean.err
     report = as_json(clean)
     assert report["ok"] is True
-    assert {c["name"]: c["golden"] for c in report["cases"]} == {
-        n: "match" for n, _ in passing}
+    assert {c["name"]: c["golden"] for c in report["cases"]} == {n: "match" for n, _ in passing}
 
     # a changed constant: the value moves, a golden regression, the golden file untouched
     before = golden.read_bytes()
@@ -835,8 +922,7 @@ def test_suite_end_to_end(cli, wide, tmp_path):
     tweaked = [(n, b.replace("3*sin(x)", "4*sin(x)")) for n, b in passing]
     assert tweaked != passing
     suite.write_text(suite_text(tweaked))
-    regressed = cli(["check", "--suite", str(suite), "--format", "json",
-                     "--junit-xml", str(junit)])
+    regressed = cli(["check", "--suite", str(suite), "--format", "json", "--junit-xml", str(junit)])
     assert regressed.code == 1
     cases = {c["name"]: c for c in as_json(regressed)["cases"]}
     assert cases["vector"]["golden"] == "regression" and cases["vector"]["ok"] is False
@@ -852,14 +938,22 @@ def test_suite_end_to_end(cli, wide, tmp_path):
 
 GOOD_CASE = 'program = "sum(x**2)"\nwrt = ["x"]\nset = { x = "[1,2]" }'
 BAD_SUITES = {  # id -> (cases, what the error must name besides the case's line)
-    "invalid-toml": ([("ok", GOOD_CASE), ("broken", 'program = "sum(x)"\nwrt = [x]')],
-                     ["not valid TOML", "line {broken_wrt}"]),
-    "unknown-key": ([("ok", GOOD_CASE), ("typo", GOOD_CASE.replace("wrt", "wrtt"))],
-                    [":{typo}: case 2 ('typo')", "unknown key 'wrtt'", "did you mean 'wrt'"]),
-    "missing-wrt": ([("ok", GOOD_CASE), ("nowrt", 'program = "sum(x)"\nset = { x = "[1,2]" }')],
-                    [":{nowrt}: case 2 ('nowrt')", "wrt"]),
-    "syntax-error": ([("ok", GOOD_CASE), ("syntax", GOOD_CASE.replace("x**2", "x**"))],
-                     [":{syntax}: case 2 ('syntax')", "line 1, column 8"]),
+    "invalid-toml": (
+        [("ok", GOOD_CASE), ("broken", 'program = "sum(x)"\nwrt = [x]')],
+        ["not valid TOML", "line {broken_wrt}"],
+    ),
+    "unknown-key": (
+        [("ok", GOOD_CASE), ("typo", GOOD_CASE.replace("wrt", "wrtt"))],
+        [":{typo}: case 2 ('typo')", "unknown key 'wrtt'", "did you mean 'wrt'"],
+    ),
+    "missing-wrt": (
+        [("ok", GOOD_CASE), ("nowrt", 'program = "sum(x)"\nset = { x = "[1,2]" }')],
+        [":{nowrt}: case 2 ('nowrt')", "wrt"],
+    ),
+    "syntax-error": (
+        [("ok", GOOD_CASE), ("syntax", GOOD_CASE.replace("x**2", "x**"))],
+        [":{syntax}: case 2 ('syntax')", "line 1, column 8"],
+    ),
 }
 
 
@@ -868,8 +962,9 @@ def test_bad_suite_exits_2(cli, tmp_path, which):
     cases, needles = BAD_SUITES[which]
     text = suite_text(cases)
     lines = suite_lines(text)
-    lines["broken_wrt"] = next((n for n, row in enumerate(text.splitlines(), 1)
-                                if row == "wrt = [x]"), 0)
+    lines["broken_wrt"] = next(
+        (n for n, row in enumerate(text.splitlines(), 1) if row == "wrt = [x]"), 0
+    )
     suite = tmp_path / "bad.toml"
     suite.write_text(text)
     result = cli(["check", "--suite", str(suite)])
@@ -888,8 +983,17 @@ def test_golden_and_junit_options_need_a_suite(cli):
 
 # ---- 5. --fast on 10^5 inputs -------------------------------------------------------------
 
-FAST = ["check", "sum(sin(x)*x**2)", "--wrt", "x", "--set", "x=randn(100000)", "--fast",
-        "--format", "json"]
+FAST = [
+    "check",
+    "sum(sin(x)*x**2)",
+    "--wrt",
+    "x",
+    "--set",
+    "x=randn(100000)",
+    "--fast",
+    "--format",
+    "json",
+]
 
 
 def test_fast_on_a_large_input_passes_quickly(exe):
@@ -930,8 +1034,22 @@ def test_numeric_accuracy(method, bound):
 
 @pytest.mark.parametrize("method,bound", [("central", 1e-7), ("richardson", 1e-9)])
 def test_cli_accuracy(cli, method, bound):
-    result = cli(["check", "sum(sin(x)*x**2)", "--wrt", "x", "--set", "x=randn(1000)",
-                  "--seed", "3", "--method", method, "--format", "json"])
+    result = cli(
+        [
+            "check",
+            "sum(sin(x)*x**2)",
+            "--wrt",
+            "x",
+            "--set",
+            "x=randn(1000)",
+            "--seed",
+            "3",
+            "--method",
+            method,
+            "--format",
+            "json",
+        ]
+    )
     assert result.code == 0, result.err
     report = as_json(result)
     assert report["method"] == method and report["variables"]["x"]["compared"] == 1000
@@ -942,8 +1060,20 @@ def test_cli_accuracy(cli, method, bound):
 
 
 def test_order_2_hessian_passes(cli):
-    result = cli(["check", "sum(x**3) + x[0]*x[1]", "--wrt", "x", "--set", "x=[0.5, -1.2, 2.0]",
-                  "--order", "2", "--format", "json"])
+    result = cli(
+        [
+            "check",
+            "sum(x**3) + x[0]*x[1]",
+            "--wrt",
+            "x",
+            "--set",
+            "x=[0.5, -1.2, 2.0]",
+            "--order",
+            "2",
+            "--format",
+            "json",
+        ]
+    )
     assert result.code == 0, result.err
     report = as_json(result)
     assert report["ok"] is True and report["order"] == 2
@@ -952,24 +1082,51 @@ def test_order_2_hessian_passes(cli):
     x = np.array([0.5, -1.2, 2.0])
     expected = np.diag(6 * x)
     expected[0, 1] = expected[1, 0] = 1.0
-    hessian = as_json(cli(["hessian", "sum(x**3) + x[0]*x[1]", "--wrt", "x",
-                           "--set", "x=[0.5, -1.2, 2.0]", "--format", "json"]))
+    hessian = as_json(
+        cli(
+            [
+                "hessian",
+                "sum(x**3) + x[0]*x[1]",
+                "--wrt",
+                "x",
+                "--set",
+                "x=[0.5, -1.2, 2.0]",
+                "--format",
+                "json",
+            ]
+        )
+    )
     np.testing.assert_allclose(hessian["hessian"]["x"], expected, atol=1e-12)
 
 
 def test_order_2_detects_a_broken_second_derivative(cli, break_vjp):
     break_vjp("pow_scalar", "scale")  # the gradient's own graph goes through the broken rule
-    result = cli(["check", "sum(x**3) + x[0]*x[1]", "--wrt", "x", "--set", "x=[0.5, -1.2, 2.0]",
-                  "--order", "2", "--format", "json"])
+    result = cli(
+        [
+            "check",
+            "sum(x**3) + x[0]*x[1]",
+            "--wrt",
+            "x",
+            "--set",
+            "x=[0.5, -1.2, 2.0]",
+            "--order",
+            "2",
+            "--format",
+            "json",
+        ]
+    )
     assert result.code == 1, result.err
 
 
 @pytest.mark.parametrize("method", ["forward", "richardson", "central"])
-@pytest.mark.parametrize("program,wrt,sets", [
-    ("sum(exp(x) * sin(x))", "x", ["x=[0.3, -1.2, 0.7, 1.6]"]),
-    ("logsumexp(A @ x)", "A,x", [f"A={A}", "x=[0.3, -1.2, 0.7, 1.6]"]),
-    ("sum((w*x+b-y)**2)", "w,b", ["x=[1,2]", "y=[5,7]", "w=1", "b=0"]),
-])
+@pytest.mark.parametrize(
+    "program,wrt,sets",
+    [
+        ("sum(exp(x) * sin(x))", "x", ["x=[0.3, -1.2, 0.7, 1.6]"]),
+        ("logsumexp(A @ x)", "A,x", [f"A={A}", "x=[0.3, -1.2, 0.7, 1.6]"]),
+        ("sum((w*x+b-y)**2)", "w,b", ["x=[1,2]", "y=[5,7]", "w=1", "b=0"]),
+    ],
+)
 def test_methods_pass_on_smooth_functions(cli, method, program, wrt, sets):
     argv = ["check", program, "--wrt", wrt, "--method", method, "--format", "json"]
     for s in sets:
@@ -980,11 +1137,22 @@ def test_methods_pass_on_smooth_functions(cli, method, program, wrt, sets):
     assert report["ok"] is True and report["method"] == method
 
 
-@pytest.mark.parametrize("argv", [
-    TUTORIAL,
-    ["check", "sum(tanh(A@x))", "--wrt", "A,x", "--set", f"A={A}",
-     "--set", "x=[0.3, -1.2, 0.7, 1.6]"],
-])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        TUTORIAL,
+        [
+            "check",
+            "sum(tanh(A@x))",
+            "--wrt",
+            "A,x",
+            "--set",
+            f"A={A}",
+            "--set",
+            "x=[0.3, -1.2, 0.7, 1.6]",
+        ],
+    ],
+)
 def test_float32_passes(cli, argv):
     result = cli([*argv, "--dtype", "float32", "--format", "json"])
     assert result.code == 0, result.err
@@ -995,8 +1163,20 @@ def test_float32_passes(cli, argv):
 
 def test_float32_detects_a_broken_vjp(cli, break_vjp):
     break_vjp("tanh", "scale")
-    result = cli(["check", "sum(tanh(A@x))", "--wrt", "A,x", "--set", f"A={A}",
-                  "--set", "x=[0.3, -1.2, 0.7, 1.6]", "--dtype", "float32"])
+    result = cli(
+        [
+            "check",
+            "sum(tanh(A@x))",
+            "--wrt",
+            "A,x",
+            "--set",
+            f"A={A}",
+            "--set",
+            "x=[0.3, -1.2, 0.7, 1.6]",
+            "--dtype",
+            "float32",
+        ]
+    )
     assert result.code == 1
 
 
@@ -1012,18 +1192,19 @@ def test_numeric_differences_when_f_returns_a_view_of_its_input():
     """differences() keeps f(x+h) while it goes on to perturb x; when f returns x itself or
     a view of it (identity, reshape, a slice), the kept value changes with x."""
     x = np.array([1.0, 2.0, 3.0])
-    np.testing.assert_allclose(differences(lambda v: v, x, 1e-6).jacobian, np.eye(3),
-                               atol=1e-8)
-    np.testing.assert_allclose(differences(lambda v: v.reshape(3, 1), x, 1e-6).jacobian,
-                               np.eye(3), atol=1e-8)
+    np.testing.assert_allclose(differences(lambda v: v, x, 1e-6).jacobian, np.eye(3), atol=1e-8)
+    np.testing.assert_allclose(
+        differences(lambda v: v.reshape(3, 1), x, 1e-6).jacobian, np.eye(3), atol=1e-8
+    )
     t = agrad.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
     assert agrad.autograd.gradcheck(lambda v: v.reshape(2, 2), (t,), raise_exception=False)
 
 
 @pytest.mark.parametrize("program", ["x", "reshape(x, [2, 2])", "x[1:3]", "2 * x[1:3]"])
 def test_cli_check_of_a_program_whose_output_is_a_view(cli, program):
-    result = cli(["check", program, "--wrt", "x", "--set", "x=[0.3, -1.2, 0.7, 1.6]",
-                  "--format", "json"])
+    result = cli(
+        ["check", program, "--wrt", "x", "--set", "x=[0.3, -1.2, 0.7, 1.6]", "--format", "json"]
+    )
     assert result.code == 0, result.out
     assert as_json(result)["variables"]["x"]["max_abs_error"] < 1e-6
 
@@ -1033,8 +1214,10 @@ def test_gradcheck_raises_its_own_error_for_a_later_input():
     gradcheck counts as a failure), not 'Boolean value of Tensor ... is ambiguous'."""
     a = agrad.tensor([1.0, 2.0], requires_grad=True)
     b = agrad.tensor([0.0, 1.5], requires_grad=True)
-    assert agrad.autograd.gradcheck(lambda a, b: a * agrad.relu(b), (a, b),
-                                    raise_exception=False) is False
+    assert (
+        agrad.autograd.gradcheck(lambda a, b: a * agrad.relu(b), (a, b), raise_exception=False)
+        is False
+    )
     with pytest.raises(agrad.autograd.GradcheckError, match="input 1"):
         agrad.autograd.gradcheck(lambda a, b: a * agrad.relu(b), (a, b))
 
@@ -1042,7 +1225,19 @@ def test_gradcheck_raises_its_own_error_for_a_later_input():
 def test_float32_indexed_assignment_numeric_side_is_float64(cli):
     """The tape replays z[1:] = ... into a float32 copy of z, so the finite differences
     carry float32 rounding (about 0.4% here) although the numeric side is float64."""
-    result = cli(["check", "z = zeros(4); z[1:] = x[1:]; sum(z)", "--wrt", "x",
-                  "--set", "x=[0.3, -1.2, 0.7, 1.6]", "--dtype", "float32", "--format", "json"])
+    result = cli(
+        [
+            "check",
+            "z = zeros(4); z[1:] = x[1:]; sum(z)",
+            "--wrt",
+            "x",
+            "--set",
+            "x=[0.3, -1.2, 0.7, 1.6]",
+            "--dtype",
+            "float32",
+            "--format",
+            "json",
+        ]
+    )
     assert result.code == 0, result.out
     assert as_json(result)["variables"]["x"]["max_abs_error"] < 1e-6

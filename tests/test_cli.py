@@ -17,8 +17,20 @@ import sys
 import numpy as np
 import pytest
 
-MAIN = ["eval", "sum((w*x+b-y)**2)", "--wrt", "w,b",
-        "--set", "x=[1,2]", "--set", "y=[5,7]", "--set", "w=1", "--set", "b=0"]
+MAIN = [
+    "eval",
+    "sum((w*x+b-y)**2)",
+    "--wrt",
+    "w,b",
+    "--set",
+    "x=[1,2]",
+    "--set",
+    "y=[5,7]",
+    "--set",
+    "w=1",
+    "--set",
+    "b=0",
+]
 # By hand: r = w*x + b - y = [-4, -5]; loss = 16 + 25 = 41;
 # d/dw = sum(2 r x) = 2(-4 - 10) = -28; d/db = sum(2 r) = -18.
 
@@ -114,8 +126,10 @@ def test_main_example_with_typer_clirunner():
 
 def test_main_example_matches_torch(cli):
     torch = pytest.importorskip("torch")
-    x, y = torch.tensor([1.0, 2.0], dtype=torch.float64), torch.tensor([5.0, 7.0],
-                                                                         dtype=torch.float64)
+    x, y = (
+        torch.tensor([1.0, 2.0], dtype=torch.float64),
+        torch.tensor([5.0, 7.0], dtype=torch.float64),
+    )
     w = torch.tensor(1.0, dtype=torch.float64, requires_grad=True)
     b = torch.tensor(0.0, dtype=torch.float64, requires_grad=True)
     loss = ((w * x + b - y) ** 2).sum()
@@ -178,16 +192,42 @@ def test_non_scalar_output_without_grad_output(cli):
 
 
 def test_jacobian_of_the_help_example(cli):
-    payload = as_json(cli(["jacobian", "[x[0]**2 + 3*x[1], x[1]**2 + 2*x[0]]", "--set", "x=[2,3]",
-                           "--wrt", "x", "--format", "json"]))
+    payload = as_json(
+        cli(
+            [
+                "jacobian",
+                "[x[0]**2 + 3*x[1], x[1]**2 + 2*x[0]]",
+                "--set",
+                "x=[2,3]",
+                "--wrt",
+                "x",
+                "--format",
+                "json",
+            ]
+        )
+    )
     assert payload["jacobian"] == {"x": [[4, 3], [2, 6]]}  # [[2 x0, 3], [2, 2 x1]]
 
 
 def test_jacobian_of_tanh_of_matmul(cli):
     rng = np.random.default_rng(7)
     a, x = rng.normal(size=(3, 4)), rng.normal(size=4)
-    payload = as_json(cli(["jacobian", "tanh(A @ x)", "--set", f"A={lit(a)}", "--set",
-                           f"x={lit(x)}", "--wrt", "x", "--format", "json"]))
+    payload = as_json(
+        cli(
+            [
+                "jacobian",
+                "tanh(A @ x)",
+                "--set",
+                f"A={lit(a)}",
+                "--set",
+                f"x={lit(x)}",
+                "--wrt",
+                "x",
+                "--format",
+                "json",
+            ]
+        )
+    )
     t = np.tanh(a @ x)
     np.testing.assert_allclose(payload["value"], t, rtol=1e-12)
     np.testing.assert_allclose(payload["jacobian"]["x"], (1 - t**2)[:, None] * a, rtol=1e-10)
@@ -196,15 +236,39 @@ def test_jacobian_of_tanh_of_matmul(cli):
 def test_jacobian_wrt_a_matrix_has_output_plus_input_shape(cli):
     rng = np.random.default_rng(8)
     a, x = rng.normal(size=(3, 4)), rng.normal(size=4)
-    payload = as_json(cli(["jacobian", "A @ x", "--set", f"A={lit(a)}", "--set", f"x={lit(x)}",
-                           "--wrt", "A", "--format", "json"]))
+    payload = as_json(
+        cli(
+            [
+                "jacobian",
+                "A @ x",
+                "--set",
+                f"A={lit(a)}",
+                "--set",
+                f"x={lit(x)}",
+                "--wrt",
+                "A",
+                "--format",
+                "json",
+            ]
+        )
+    )
     expected = np.einsum("ij,k->ijk", np.eye(3), x)  # d(Ax)_i / dA_jk = delta_ij x_k
     np.testing.assert_allclose(payload["jacobian"]["A"], expected, rtol=1e-12)
 
 
 def test_jacobian_csv(cli):
-    result = cli(["jacobian", "[x[0]**2 + 3*x[1], x[1]**2 + 2*x[0]]", "--set", "x=[2,3]",
-                  "--wrt", "x", "--format", "csv"])
+    result = cli(
+        [
+            "jacobian",
+            "[x[0]**2 + 3*x[1], x[1]**2 + 2*x[0]]",
+            "--set",
+            "x=[2,3]",
+            "--wrt",
+            "x",
+            "--format",
+            "csv",
+        ]
+    )
     assert result.code == 0 and result.err == ""
     rows = list(csv.DictReader(io.StringIO(result.out)))
     entries = {(r["output_index"], r["input_index"]): float(r["value"]) for r in rows}
@@ -232,8 +296,20 @@ def test_eval_unused_variable_in_table(cli):
 
 @pytest.mark.parametrize("x", [[1.0, 2.0], [-0.5, 3.0]])
 def test_hessian_cubic(cli, x):
-    payload = as_json(cli(["hessian", "sum(x**3) + x[0]*x[1]", "--set", f"x={lit(x)}", "--wrt", "x",
-                           "--format", "json"]))
+    payload = as_json(
+        cli(
+            [
+                "hessian",
+                "sum(x**3) + x[0]*x[1]",
+                "--set",
+                f"x={lit(x)}",
+                "--wrt",
+                "x",
+                "--format",
+                "json",
+            ]
+        )
+    )
     np.testing.assert_allclose(payload["value"], x[0] ** 3 + x[1] ** 3 + x[0] * x[1])
     np.testing.assert_allclose(payload["hessian"]["x"], [[6 * x[0], 1], [1, 6 * x[1]]])
 
@@ -241,8 +317,22 @@ def test_hessian_cubic(cli, x):
 def test_hessian_mixed_block(cli):
     # f = sum(x**2 * y) + sum(sin(y)): f_xx = diag(2y), f_yy = diag(-sin y), f_xy = diag(2x)
     x, y = np.array([1.0, 2.0]), np.array([3.0, -4.0])
-    payload = as_json(cli(["hessian", "sum(x**2 * y) + sum(sin(y))", "--set", f"x={lit(x)}",
-                           "--set", f"y={lit(y)}", "--wrt", "x,y", "--format", "json"]))
+    payload = as_json(
+        cli(
+            [
+                "hessian",
+                "sum(x**2 * y) + sum(sin(y))",
+                "--set",
+                f"x={lit(x)}",
+                "--set",
+                f"y={lit(y)}",
+                "--wrt",
+                "x,y",
+                "--format",
+                "json",
+            ]
+        )
+    )
     np.testing.assert_allclose(payload["hessian"]["x"], np.diag(2 * y))
     np.testing.assert_allclose(payload["hessian"]["y"], np.diag(-np.sin(y)), atol=1e-14)
     np.testing.assert_allclose(payload["mixed"]["x,y"], np.diag(2 * x))
@@ -264,8 +354,9 @@ def test_hessian_of_non_scalar_output(cli):
 
 
 def sum_of(cli, spec: str) -> dict:
-    return as_json(cli(["eval", "sum(x**2)", "--set", f"x=@{spec}", "--wrt", "x",
-                        "--format", "json"]))
+    return as_json(
+        cli(["eval", "sum(x**2)", "--set", f"x=@{spec}", "--wrt", "x", "--format", "json"])
+    )
 
 
 def test_npy(cli, tmp_path):
@@ -311,8 +402,9 @@ def test_pickled_npy_is_refused(cli, tmp_path):
     assert result.err.startswith("error: ") and "pickle" in result.err
 
 
-@pytest.mark.parametrize("name, keyword", [("data.xyz", "unknown file type"),
-                                           ("missing.npy", "no such file")])
+@pytest.mark.parametrize(
+    "name, keyword", [("data.xyz", "unknown file type"), ("missing.npy", "no such file")]
+)
 def test_unknown_extension_and_missing_file(cli, tmp_path, name, keyword):
     if name.endswith(".xyz"):
         (tmp_path / name).write_text("1")
@@ -330,17 +422,21 @@ def test_program_from_stdin(cli):
 
 
 def test_program_from_stdin_subprocess(exe):
-    result = exe(["eval", "-", "--set", "x=[1,2,3]", "--wrt", "x", "--format", "json"],
-                 stdin="y = x**2  # squares\nsum(y)\n")
+    result = exe(
+        ["eval", "-", "--set", "x=[1,2,3]", "--wrt", "x", "--format", "json"],
+        stdin="y = x**2  # squares\nsum(y)\n",
+    )
     assert result.code == 0 and result.err == ""
     assert json.loads(result.out)["grads"]["x"] == [2, 4, 6]
 
 
 def test_program_from_file(cli, tmp_path):
     path = tmp_path / "prog.agrad"
-    path.write_text("# defaults\nx = [1., 2.]; y = [5., 7.]  # two on one line\n"
-                    "w = tensor(1.0, requires_grad=true); b = tensor(0.0, requires_grad=true)\n"
-                    "sum((w*x + b - y)**2)\n")
+    path.write_text(
+        "# defaults\nx = [1., 2.]; y = [5., 7.]  # two on one line\n"
+        "w = tensor(1.0, requires_grad=true); b = tensor(0.0, requires_grad=true)\n"
+        "sum((w*x + b - y)**2)\n"
+    )
     payload = as_json(cli(["eval", "-f", str(path), "--format", "json"]))
     assert payload["value"] == 41 and payload["grads"] == {"w": -28, "b": -18}
     # --set overrides a constant assignment of the file: x = [0, 0] -> loss = 25 + 49
@@ -366,8 +462,16 @@ def test_program_starting_with_minus_after_double_dash(cli):
 
 def test_float32_matches_float64(cli):
     x = lit([0.1, 0.7, -1.3])
-    args = ["eval", "sum(tanh(x) * exp(x) + x**3)", "--set", f"x={x}", "--wrt", "x",
-            "--format", "json"]
+    args = [
+        "eval",
+        "sum(tanh(x) * exp(x) + x**3)",
+        "--set",
+        f"x={x}",
+        "--wrt",
+        "x",
+        "--format",
+        "json",
+    ]
     p64 = as_json(cli(args))
     p32 = as_json(cli([*args, "--dtype", "float32"]))
     np.testing.assert_allclose(p32["value"], p64["value"], atol=1e-5)
@@ -385,8 +489,9 @@ def test_precision_changes_table_digits(cli):
 
 
 def test_json_keeps_full_precision(cli):
-    payload = as_json(cli(["eval", "x / 3", "--set", "x=1", "--precision", "3",
-                           "--format", "json"]))
+    payload = as_json(
+        cli(["eval", "x / 3", "--set", "x=1", "--precision", "3", "--format", "json"])
+    )
     assert payload["value"] == 1 / 3
 
 
@@ -443,8 +548,11 @@ def test_python_m_agrad_version(exe):
 def test_piped_output_has_no_ansi_codes(exe):
     import os
 
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("NO_COLOR", "FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("NO_COLOR", "FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE")
+    }
     env.update(TERM="xterm-256color", PYTHONIOENCODING="utf-8")
     ok = exe(MAIN, env=env)
     assert ok.code == 0 and "-28" in ok.out
@@ -472,8 +580,10 @@ def test_functions_lists_every_required_function(cli):
         assert re.search(rf"\b{name}\(", table.out), name
 
 
-@pytest.mark.parametrize("name, default", [("concat", "axis=0"), ("stack", "axis=0"),
-                                           ("softplus", "beta=1"), ("arange", "step=1")])
+@pytest.mark.parametrize(
+    "name, default",
+    [("concat", "axis=0"), ("stack", "axis=0"), ("softplus", "beta=1"), ("arange", "step=1")],
+)
 def test_function_signatures_show_numeric_defaults(cli, name, default):
     signature = as_json(cli(["functions", "--format", "json"]))["functions"][name]["signature"]
     assert re.search(rf"\b{default}(\.0)?\b", signature), signature
@@ -519,8 +629,12 @@ FUNCTION_CASES = [
     ("maximum(x, y)", {"x": POS, "y": Y}, np.maximum, True),
     ("minimum(x, y)", {"x": POS, "y": Y}, np.minimum, True),
     ("clip(x, min=0.5, max=1)", {"x": POS}, lambda x: np.clip(x, 0.5, 1.0), True),
-    ("where(x > 0.5, x, y * 2)", {"x": POS, "y": Y}, lambda x, y: np.where(x > 0.5, x, 2 * y),
-     True),
+    (
+        "where(x > 0.5, x, y * 2)",
+        {"x": POS, "y": Y},
+        lambda x, y: np.where(x > 0.5, x, 2 * y),
+        True,
+    ),
     ("sum(A, axis=0)", {"A": A}, lambda a: a.sum(axis=0), True),
     ("sum(A)", {"A": A}, np.sum, True),
     ("mean(A, axis=1, keepdims=true)", {"A": A}, lambda a: a.mean(axis=1, keepdims=True), True),
@@ -540,8 +654,7 @@ FUNCTION_CASES = [
     ("A.T", {"A": A}, np.transpose, True),
     ("reshape(A, [3, 2])", {"A": A}, lambda a: a.reshape(3, 2), True),
     ("concat([x, y])", {"x": MIXED, "y": Y}, lambda x, y: np.concatenate([x, y]), True),
-    ("concat([A, B.T], axis=1)", {"A": A, "B": B}, lambda a, b: np.concatenate([a, b.T], 1),
-     True),
+    ("concat([A, B.T], axis=1)", {"A": A, "B": B}, lambda a, b: np.concatenate([a, b.T], 1), True),
     ("stack([x, y])", {"x": MIXED, "y": Y}, lambda x, y: np.stack([x, y]), True),
     ("stack([x, y], axis=1)", {"x": MIXED, "y": Y}, lambda x, y: np.stack([x, y], axis=1), True),
     ("x[1:] * x[0] + x[-1]", {"x": MIXED}, lambda x: x[1:] * x[0] + x[-1], True),
@@ -574,26 +687,42 @@ def _weighted_sum_fd(ref, values: dict, weights: np.ndarray, h: float = 1e-6) ->
             hi[name][i] += h
             lo[name][i] -= h
             g[i] = (np.sum(ref(*hi.values()) * weights) - np.sum(ref(*lo.values()) * weights)) / (
-                2 * h)
+                2 * h
+            )
         grads[name] = g
     return grads
 
 
-@pytest.mark.parametrize("expr, values, ref, differentiable", FUNCTION_CASES,
-                         ids=[c[0] for c in FUNCTION_CASES])
+@pytest.mark.parametrize(
+    "expr, values, ref, differentiable", FUNCTION_CASES, ids=[c[0] for c in FUNCTION_CASES]
+)
 def test_function_value_and_gradient(cli, expr, values, ref, differentiable):
     sets = [a for name, v in values.items() for a in ("--set", f"{name}={lit(v)}")]
     payload = as_json(cli(["eval", expr, *sets, "--format", "json"]))
     expected = np.asarray(ref(*values.values()), dtype=np.float64)
     assert payload["shape"] == list(expected.shape)
-    np.testing.assert_allclose(np.asarray(payload["value"], dtype=float), expected,
-                               rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(
+        np.asarray(payload["value"], dtype=float), expected, rtol=1e-12, atol=1e-14
+    )
     if not differentiable:
         return
     weights = np.random.default_rng(len(expr)).uniform(0.5, 1.5, size=expected.shape)
     program = f"sum(({expr}) * wt)"
-    payload = as_json(cli(["eval", program, *sets, "--set", f"wt={lit(weights)}",
-                           "--wrt", ",".join(values), "--format", "json"]))
+    payload = as_json(
+        cli(
+            [
+                "eval",
+                program,
+                *sets,
+                "--set",
+                f"wt={lit(weights)}",
+                "--wrt",
+                ",".join(values),
+                "--format",
+                "json",
+            ]
+        )
+    )
     np.testing.assert_allclose(payload["value"], np.sum(expected * weights), rtol=1e-12)
     for name, g in _weighted_sum_fd(ref, values, weights).items():
         assert np.shape(payload["grads"][name]) == values[name].shape
@@ -609,4 +738,3 @@ def test_random_functions(cli, fn):
         assert value.min() >= 0 and value.max() < 1 and abs(value.mean() - 0.5) < 0.05
     else:
         assert abs(value.mean()) < 0.15 and abs(value.std() - 1) < 0.1
-

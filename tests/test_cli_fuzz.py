@@ -18,8 +18,9 @@ from hypothesis import strategies as st
 from agrad.cli import run
 
 EXAMPLES = int(os.environ.get("AGRAD_FUZZ_EXAMPLES", "150"))
-SETTINGS = settings(max_examples=EXAMPLES, deadline=None,
-                    suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(
+    max_examples=EXAMPLES, deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 def invoke(argv: list[str]) -> tuple[int, str, str]:
@@ -27,8 +28,11 @@ def invoke(argv: list[str]) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
     stdin, sys.stdin = sys.stdin, io.StringIO("")
     try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), \
-                warnings.catch_warnings():
+        with (
+            contextlib.redirect_stdout(out),
+            contextlib.redirect_stderr(err),
+            warnings.catch_warnings(),
+        ):
             warnings.simplefilter("ignore")
             code = run(argv)
     finally:
@@ -55,15 +59,47 @@ def test_any_text(text):
 @SETTINGS
 @given(st.text(alphabet="xy0123456789.e+-*/@()[],:=; \n#Tabcdefgsumnp<>!", max_size=40))
 def test_text_from_the_languages_alphabet(text):
-    check_outcome(*invoke(["eval", "--set", "x=[1,2,3]", "--set", "y=2", "--format", "json",
-                           "--max-elements", "10000", "--", f"u = x + y\n{text}"]))
+    check_outcome(
+        *invoke(
+            [
+                "eval",
+                "--set",
+                "x=[1,2,3]",
+                "--set",
+                "y=2",
+                "--format",
+                "json",
+                "--max-elements",
+                "10000",
+                "--",
+                f"u = x + y\n{text}",
+            ]
+        )
+    )
 
 
 NUMBERS = st.sampled_from(["0", "1", "2", "2.5", ".5", "1e-3", "3", "0.1", "pi", "e", "true"])
 NAMES = st.sampled_from(["x", "y"])
 BINARY = st.sampled_from(["+", "-", "*", "/", "**", "@", "<", ">=", "=="])
-UNARY_FNS = st.sampled_from(["exp", "log", "sqrt", "abs", "sin", "tanh", "sigmoid", "relu",
-                             "square", "softplus", "sum", "mean", "max", "softmax", "norm"])
+UNARY_FNS = st.sampled_from(
+    [
+        "exp",
+        "log",
+        "sqrt",
+        "abs",
+        "sin",
+        "tanh",
+        "sigmoid",
+        "relu",
+        "square",
+        "softplus",
+        "sum",
+        "mean",
+        "max",
+        "softmax",
+        "norm",
+    ]
+)
 BINARY_FNS = st.sampled_from(["maximum", "minimum", "dot", "outer", "matmul"])
 INDEX = st.sampled_from(["0", "1", "-1", "2", ":", "1:", ":2", "::2", "::-1", "0:3:1"])
 
@@ -98,8 +134,19 @@ PROGRAMS = st.one_of(
 @given(PROGRAMS, st.sampled_from([None, "x", "x,y"]), st.sampled_from(["float64", "float32"]))
 def test_random_programs(program, wrt, dtype):
     source = f"u = x + y\n{program}" if wrt is None else f"u = x + y\nsum({program})"
-    argv = ["eval", "--set", "x=[1,2,3]", "--set", "y=2", "--format", "json", "--dtype", dtype,
-            "--max-elements", "10000"]
+    argv = [
+        "eval",
+        "--set",
+        "x=[1,2,3]",
+        "--set",
+        "y=2",
+        "--format",
+        "json",
+        "--dtype",
+        dtype,
+        "--max-elements",
+        "10000",
+    ]
     if wrt:
         argv += ["--wrt", wrt]
     payload = check_outcome(*invoke([*argv, "--", source]))

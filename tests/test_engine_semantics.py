@@ -62,40 +62,40 @@ def quiet_grad(t):
 
 
 def test_gradients_accumulate_across_backward_calls(lib):
-    x = lib.tensor([1., -2., 3.], requires_grad=True)
+    x = lib.tensor([1.0, -2.0, 3.0], requires_grad=True)
     (x * x).sum().backward()
-    assert arr(x.grad).tolist() == [2., -4., 6.]
+    assert arr(x.grad).tolist() == [2.0, -4.0, 6.0]
     (x * x).sum().backward()  # a new graph: its gradient is added
-    assert arr(x.grad).tolist() == [4., -8., 12.]
+    assert arr(x.grad).tolist() == [4.0, -8.0, 12.0]
     (3 * x).sum().backward()
-    assert arr(x.grad).tolist() == [7., -5., 15.]
+    assert arr(x.grad).tolist() == [7.0, -5.0, 15.0]
 
 
 def test_grad_assign_none_and_zeros_like(lib):
-    x = lib.tensor([1., 2.], requires_grad=True)
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
     (x * 5).sum().backward()
     x.grad = None
     assert x.grad is None
     (x * 5).sum().backward()
-    assert arr(x.grad).tolist() == [5., 5.]
+    assert arr(x.grad).tolist() == [5.0, 5.0]
     x.grad = lib.zeros_like(x.grad)
     (x * x).sum().backward()
-    assert arr(x.grad).tolist() == [2., 4.]
+    assert arr(x.grad).tolist() == [2.0, 4.0]
 
 
 def test_grad_zero_in_place(lib):
-    x = lib.tensor([1., 2.], requires_grad=True)
-    (x ** 3).sum().backward()
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    (x**3).sum().backward()
     g = x.grad
-    assert arr(g).tolist() == [3., 12.]
+    assert arr(g).tolist() == [3.0, 12.0]
     x.grad.zero_()
-    assert x.grad is g and arr(x.grad).tolist() == [0., 0.]
+    assert x.grad is g and arr(x.grad).tolist() == [0.0, 0.0]
     (x * 2).sum().backward()
-    assert arr(x.grad).tolist() == [2., 2.]
+    assert arr(x.grad).tolist() == [2.0, 2.0]
 
 
 def test_retain_grad_on_non_leaf(lib):
-    x = lib.tensor([1., 2.], requires_grad=True)
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
     h = x * x
     assert h.retains_grad is False and x.retains_grad is False
     h.retain_grad()
@@ -103,14 +103,14 @@ def test_retain_grad_on_non_leaf(lib):
     (3 * h).sum().backward()
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # a retained grad is read without a warning
-        assert arr(h.grad).tolist() == [3., 3.]
-    assert arr(x.grad).tolist() == [6., 12.]
+        assert arr(h.grad).tolist() == [3.0, 3.0]
+    assert arr(x.grad).tolist() == [6.0, 12.0]
     x.retain_grad()  # a no-op on a leaf
     assert x.retains_grad is False
 
 
 def test_non_retained_non_leaf_grad_is_none_and_warns(lib):
-    x = lib.tensor([1., 2.], requires_grad=True)
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
     h = x * x
     h.sum().backward()
     with pytest.warns(UserWarning, match=r"\.retain_grad\(\)"):
@@ -118,21 +118,21 @@ def test_non_retained_non_leaf_grad_is_none_and_warns(lib):
 
 
 def test_register_hook_on_leaf_and_non_leaf(lib):
-    x = lib.tensor([1., 2.], requires_grad=True)
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
     seen = []
-    x.register_hook(lambda g: g * 2)       # leaf: changes what is accumulated
+    x.register_hook(lambda g: g * 2)  # leaf: changes what is accumulated
     h = x * 3
-    h.register_hook(lambda g: g + 1)       # non-leaf: changes what flows on
+    h.register_hook(lambda g: g + 1)  # non-leaf: changes what flows on
     h.register_hook(lambda g: seen.append(arr(g)))  # None keeps the gradient
-    (h * lib.tensor([1., 10.])).sum().backward()
+    (h * lib.tensor([1.0, 10.0])).sum().backward()
     # dL/dh = [1, 10] -> +1 -> [2, 11] -> *3 -> [6, 33] -> leaf hook *2 -> [12, 66]
-    assert [s.tolist() for s in seen] == [[2., 11.]]
-    assert arr(x.grad).tolist() == [12., 66.]
+    assert [s.tolist() for s in seen] == [[2.0, 11.0]]
+    assert arr(x.grad).tolist() == [12.0, 66.0]
 
 
 def test_register_hook_needs_requires_grad(lib):
     with pytest.raises(RuntimeError, match="doesn't require gradient"):
-        lib.tensor([1.]).register_hook(lambda g: g)
+        lib.tensor([1.0]).register_hook(lambda g: g)
 
 
 # =========================================================================================
@@ -141,19 +141,19 @@ def test_register_hook_needs_requires_grad(lib):
 
 
 def test_frozen_parameter_gets_no_grad(lib):
-    x = lib.tensor([1., 2.])
-    frozen = lib.tensor([3., 4.], requires_grad=False)
-    trained = lib.tensor([0.5, -1.], requires_grad=True)
+    x = lib.tensor([1.0, 2.0])
+    frozen = lib.tensor([3.0, 4.0], requires_grad=False)
+    trained = lib.tensor([0.5, -1.0], requires_grad=True)
     hidden = frozen * x
     assert hidden.requires_grad is False and hidden.is_leaf and hidden.grad_fn is None
     loss = (trained * hidden).sum()
     loss.backward()
     assert frozen.grad is None
-    assert arr(trained.grad).tolist() == [3., 8.]
+    assert arr(trained.grad).tolist() == [3.0, 8.0]
 
 
 def test_only_frozen_inputs_cut_the_chain(lib):
-    frozen = lib.tensor([3., 4.])
+    frozen = lib.tensor([3.0, 4.0])
     loss = (frozen * 2).sum()
     assert loss.requires_grad is False and loss.grad_fn is None
     with pytest.raises(RuntimeError, match="does not require grad"):
@@ -161,44 +161,44 @@ def test_only_frozen_inputs_cut_the_chain(lib):
 
 
 def test_detach(lib):
-    x = lib.tensor([1., 2.], requires_grad=True)
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
     y = x * 2
     d = y.detach()
     assert (d.requires_grad, d.is_leaf, d.grad_fn) == (False, True, None)
-    assert arr(d).tolist() == [2., 4.]
+    assert arr(d).tolist() == [2.0, 4.0]
     assert (d * 3).requires_grad is False
     # detach() shares the data: an in-place change shows through the original
     d.add_(1)
-    assert arr(y).tolist() == [3., 5.]
+    assert arr(y).tolist() == [3.0, 5.0]
     xd = x.detach()
-    assert xd.requires_grad is False and arr(xd).tolist() == [1., 2.]
+    assert xd.requires_grad is False and arr(xd).tolist() == [1.0, 2.0]
 
 
 def test_requires_grad_(lib):
-    t = lib.tensor([1., 2.])
+    t = lib.tensor([1.0, 2.0])
     assert t.requires_grad_() is t and t.requires_grad is True
     (t * t).sum().backward()
-    assert arr(t.grad).tolist() == [2., 4.]
+    assert arr(t.grad).tolist() == [2.0, 4.0]
     t.requires_grad_(False)
     assert t.requires_grad is False
-    nonleaf = lib.tensor([1.], requires_grad=True) * 2
+    nonleaf = lib.tensor([1.0], requires_grad=True) * 2
     with pytest.raises(RuntimeError, match="only change requires_grad flags of leaf variables"):
         nonleaf.requires_grad_(False)
 
 
 def test_no_grad_context(lib):
-    x = lib.tensor([1., 2.], requires_grad=True)
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
     with lib.no_grad():
         assert lib.is_grad_enabled() is False
         y = x * 2
         x.add_(1)  # in-place on a leaf is allowed without grad mode (an optimizer's update)
     assert lib.is_grad_enabled() is True
     assert (y.requires_grad, y.is_leaf, y.grad_fn) == (False, True, None)
-    assert arr(x).tolist() == [2., 3.] and x.requires_grad
+    assert arr(x).tolist() == [2.0, 3.0] and x.requires_grad
 
 
 def test_enable_grad_inside_no_grad(lib):
-    x = lib.tensor([1., 2.], requires_grad=True)
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
     with lib.no_grad():
         with lib.enable_grad():
             y = x * 2
@@ -206,11 +206,11 @@ def test_enable_grad_inside_no_grad(lib):
     assert y.requires_grad and not y.is_leaf and y.grad_fn.name() == "MulBackward0"
     assert not z.requires_grad
     y.sum().backward()
-    assert arr(x.grad).tolist() == [2., 2.]
+    assert arr(x.grad).tolist() == [2.0, 2.0]
 
 
 def test_set_grad_enabled_context_and_call(lib):
-    x = lib.tensor([1.], requires_grad=True)
+    x = lib.tensor([1.0], requires_grad=True)
     with lib.set_grad_enabled(False):
         assert (x * 2).requires_grad is False
     assert lib.is_grad_enabled() and (x * 2).requires_grad
@@ -224,7 +224,7 @@ def test_set_grad_enabled_context_and_call(lib):
 
 
 def test_grad_mode_decorators(lib):
-    x = lib.tensor([1.], requires_grad=True)
+    x = lib.tensor([1.0], requires_grad=True)
 
     @lib.no_grad()
     def frozen(t):
@@ -253,23 +253,23 @@ def test_grad_mode_decorators(lib):
 
 
 def _non_scalar(lib):
-    (lib.tensor([1., 2.], requires_grad=True) * 2).backward()
+    (lib.tensor([1.0, 2.0], requires_grad=True) * 2).backward()
 
 
 def _second_backward(lib):
-    x = lib.tensor([1., 2.], requires_grad=True)
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
     y = (x * x).sum()
     y.backward()
     y.backward()
 
 
 def _setitem_leaf(lib):
-    x = lib.tensor([1., 2.], requires_grad=True)
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
     x[0] = 1.0
 
 
 def _add_leaf(lib):
-    lib.tensor([1., 2.], requires_grad=True).add_(1)
+    lib.tensor([1.0, 2.0], requires_grad=True).add_(1)
 
 
 def _int_requires_grad(lib):
@@ -277,36 +277,47 @@ def _int_requires_grad(lib):
 
 
 def _backward_no_grad(lib):
-    lib.tensor([1., 2.]).sum().backward()
+    lib.tensor([1.0, 2.0]).sum().backward()
 
 
 def _grad_unused(lib):
-    x = lib.tensor([1., 2.], requires_grad=True)
-    u = lib.tensor([3.], requires_grad=True)
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    u = lib.tensor([3.0], requires_grad=True)
     lib.autograd.grad((x * 2).sum(), [x, u])
 
 
 def _grad_of_non_requiring(lib):
-    x = lib.tensor([1., 2.], requires_grad=True)
-    lib.autograd.grad((x * 2).sum(), [lib.tensor([1.])])
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    lib.autograd.grad((x * 2).sum(), [lib.tensor([1.0])])
 
 
 ERRORS = {
     "non-scalar backward": (_non_scalar, "grad can be implicitly created only for scalar outputs"),
     "second backward": (_second_backward, "Specify retain_graph=True"),
-    "setitem on leaf": (_setitem_leaf,
-                        "leaf Variable that requires grad is being used in an in-place operation"),
-    "add_ on leaf": (_add_leaf,
-                     "a leaf Variable that requires grad is being used in an in-place operation."),
-    "int requires grad": (_int_requires_grad,
-                          "Only Tensors of floating point and complex dtype can require gradients"),
-    "backward without grad": (_backward_no_grad,
-                              "element 0 of tensors does not require grad and does not have a "
-                              "grad_fn"),
-    "grad of unused input": (_grad_unused,
-                             "appears to not have been used in the graph. Set allow_unused=True"),
-    "grad wrt non-requiring": (_grad_of_non_requiring,
-                               "One of the differentiated Tensors does not require grad"),
+    "setitem on leaf": (
+        _setitem_leaf,
+        "leaf Variable that requires grad is being used in an in-place operation",
+    ),
+    "add_ on leaf": (
+        _add_leaf,
+        "a leaf Variable that requires grad is being used in an in-place operation.",
+    ),
+    "int requires grad": (
+        _int_requires_grad,
+        "Only Tensors of floating point and complex dtype can require gradients",
+    ),
+    "backward without grad": (
+        _backward_no_grad,
+        "element 0 of tensors does not require grad and does not have a grad_fn",
+    ),
+    "grad of unused input": (
+        _grad_unused,
+        "appears to not have been used in the graph. Set allow_unused=True",
+    ),
+    "grad wrt non-requiring": (
+        _grad_of_non_requiring,
+        "One of the differentiated Tensors does not require grad",
+    ),
 }
 
 
@@ -319,26 +330,26 @@ def test_errors_are_runtime_errors_with_pytorch_text(lib, case):
 
 @pytest.mark.parametrize("shape", [(3,), (2, 2), (1,), ()], ids=str)
 def test_backward_gradient_of_wrong_shape(lib, shape):
-    x = lib.tensor([1., 2.], requires_grad=True)
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
     with pytest.raises(RuntimeError, match="Mismatch in shape"):
         (x * 2).backward(lib.ones(shape))
     assert x.grad is None
 
 
 def test_grad_allow_unused_and_materialize(lib):
-    x = lib.tensor([1., 2.], requires_grad=True)
-    u = lib.tensor([3.], requires_grad=True)
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
+    u = lib.tensor([3.0], requires_grad=True)
     gx, gu = lib.autograd.grad((x * 2).sum(), [x, u], allow_unused=True, retain_graph=True)
-    assert arr(gx).tolist() == [2., 2.] and gu is None
+    assert arr(gx).tolist() == [2.0, 2.0] and gu is None
     _, gu = lib.autograd.grad((x * 2).sum(), [x, u], materialize_grads=True)
-    assert arr(gu).tolist() == [0.]
+    assert arr(gu).tolist() == [0.0]
     assert x.grad is None  # autograd.grad does not touch .grad
 
 
 def test_in_place_change_of_a_saved_tensor_is_detected(lib):
     # PyTorch's version counter: y*y saved y, which then changed; backward must refuse
     # rather than differentiate at the new value.
-    x = lib.tensor([1., 2.], requires_grad=True)
+    x = lib.tensor([1.0, 2.0], requires_grad=True)
     y = x * 1
     p = y * y
     y.add_(1)
@@ -352,8 +363,8 @@ def test_in_place_change_of_a_saved_tensor_is_detected(lib):
 
 
 def test_next_functions_of_mul(lib):
-    w = lib.tensor(2., requires_grad=True)
-    x = lib.tensor(3.)
+    w = lib.tensor(2.0, requires_grad=True)
+    x = lib.tensor(3.0)
     fns = (w * x).grad_fn.next_functions
     assert [(type(f).__name__, i) for f, i in fns] == [("AccumulateGrad", 0), ("NoneType", 0)]
     assert fns[0][0].variable is w
@@ -363,8 +374,8 @@ def test_next_functions_of_mul(lib):
 
 
 def test_next_functions_chain(lib):
-    w = lib.tensor(2., requires_grad=True)
-    b = lib.tensor(1., requires_grad=True)
+    w = lib.tensor(2.0, requires_grad=True)
+    b = lib.tensor(1.0, requires_grad=True)
     m = w * 3
     z = m + b
     assert z.grad_fn.name() == "AddBackward0"
@@ -374,31 +385,34 @@ def test_next_functions_chain(lib):
     assert first.next_functions[0][0].variable is w
 
 
-@pytest.mark.parametrize("expr,name", [
-    (lambda a, b: a - b, "SubBackward0"),
-    (lambda a, b: a / b, "DivBackward0"),
-    (lambda a, b: a ** 2, "PowBackward0"),
-    (lambda a, b: a ** b, "PowBackward1"),
-    (lambda a, b: (a * b).sum(), "SumBackward0"),
-    (lambda a, b: a.exp(), "ExpBackward0"),
-    (lambda a, b: -a, "NegBackward0"),
-    (lambda a, b: a @ b, "DotBackward0"),
-])
+@pytest.mark.parametrize(
+    "expr,name",
+    [
+        (lambda a, b: a - b, "SubBackward0"),
+        (lambda a, b: a / b, "DivBackward0"),
+        (lambda a, b: a**2, "PowBackward0"),
+        (lambda a, b: a**b, "PowBackward1"),
+        (lambda a, b: (a * b).sum(), "SumBackward0"),
+        (lambda a, b: a.exp(), "ExpBackward0"),
+        (lambda a, b: -a, "NegBackward0"),
+        (lambda a, b: a @ b, "DotBackward0"),
+    ],
+)
 def test_grad_fn_names(lib, expr, name):
-    a = lib.tensor([1., 2.], requires_grad=True)
-    b = lib.tensor([3., 4.], requires_grad=True)
+    a = lib.tensor([1.0, 2.0], requires_grad=True)
+    b = lib.tensor([3.0, 4.0], requires_grad=True)
     assert expr(a, b).grad_fn.name() == name
 
 
 def _copy_slices_program(lib):
-    a = lib.tensor([1., 2., 3.], requires_grad=True)
-    b = lib.tensor([0.5, -1.], requires_grad=True)
+    a = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    b = lib.tensor([0.5, -1.0], requires_grad=True)
     M = lib.zeros(2, 3)
     M[0, :] = a * 2
-    M[:, 1] = b ** 2                    # overwrites M[0, 1], written from a just before
-    M[1, 1:] = M[0, :2].clone() * b     # reads values written by the two lines above
+    M[:, 1] = b**2  # overwrites M[0, 1], written from a just before
+    M[1, 1:] = M[0, :2].clone() * b  # reads values written by the two lines above
     M[0, 0] = M[0, 0] + a[2]
-    out = (M * lib.tensor([[1., 2., 3.], [4., 5., 6.]])).sum()
+    out = (M * lib.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])).sum()
     out.backward()
     return a, b, M, out
 
@@ -408,29 +422,29 @@ def test_setitem_records_copy_slices(lib):
     assert not M.is_leaf and M.requires_grad
     assert type(M.grad_fn).__name__ == "CopySlices" or M.grad_fn.name() == "CopySlices"
     # M = [[2a0 + a2, b0^2, 2a2], [0, 2a0 b0, b0^2 b1]]
-    a0, a1, a2 = 1., 2., 3.
-    b0, b1 = 0.5, -1.
-    assert arr(M).tolist() == [[2 * a0 + a2, b0**2, 2 * a2], [0., 2 * a0 * b0, b0**2 * b1]]
+    a0, a2 = 1.0, 3.0
+    b0, b1 = 0.5, -1.0
+    assert arr(M).tolist() == [[2 * a0 + a2, b0**2, 2 * a2], [0.0, 2 * a0 * b0, b0**2 * b1]]
     # out = (2a0 + a2) + 2 b0^2 + 6 a2 + 10 a0 b0 + 6 b0^2 b1
-    assert arr(a.grad).tolist() == [2 + 10 * b0, 0., 1 + 6]
+    assert arr(a.grad).tolist() == [2 + 10 * b0, 0.0, 1 + 6]
     assert arr(b.grad).tolist() == [4 * b0 + 10 * a0 + 12 * b0 * b1, 6 * b0**2]
 
 
 def test_setitem_matches_pytorch(torch64):
     ours = _copy_slices_program(agrad)
     theirs = _copy_slices_program(torch64)
-    for o, t in zip(ours, theirs):
+    for o, t in zip(ours, theirs, strict=True):
         np.testing.assert_allclose(arr(o), arr(t), rtol=0, atol=1e-12)
-    for o, t in zip(ours[:2], theirs[:2]):
+    for o, t in zip(ours[:2], theirs[:2], strict=True):
         np.testing.assert_allclose(arr(o.grad), arr(t.grad), rtol=0, atol=1e-12)
     assert ours[2].grad_fn.name() == type(theirs[2].grad_fn).__name__ == "CopySlices"
 
 
 def test_setitem_without_grad_is_plain_assignment(lib):
     c = lib.zeros(3)
-    c[1] = 5.
+    c[1] = 5.0
     assert (c.requires_grad, c.grad_fn, c.is_leaf) == (False, None, True)
-    assert arr(c).tolist() == [0., 5., 0.]
+    assert arr(c).tolist() == [0.0, 5.0, 0.0]
 
 
 # =========================================================================================
@@ -439,32 +453,32 @@ def test_setitem_without_grad_is_plain_assignment(lib):
 
 
 def test_iteration_gives_0d_tensors(lib):
-    v = lib.tensor([1., 2., 3.], requires_grad=True)
+    v = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
     items = list(v)
     assert len(items) == 3 and all(tuple(e.shape) == () for e in items)
-    assert [e.item() for e in items] == [1., 2., 3.]
+    assert [e.item() for e in items] == [1.0, 2.0, 3.0]
     assert all(e.requires_grad and not e.is_leaf for e in items)
-    rows = list(lib.tensor([[1., 2.], [3., 4.]]))
+    rows = list(lib.tensor([[1.0, 2.0], [3.0, 4.0]]))
     assert [tuple(r.shape) for r in rows] == [(2,), (2,)]
 
 
 def test_builtin_sum_and_len(lib):
-    v = lib.tensor([1., 2., 3.], requires_grad=True)
+    v = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
     assert len(v) == 3 and len(lib.zeros(4, 2)) == 4
     s = sum(v * v)
-    assert s.item() == 14. and s.grad_fn.name() == "AddBackward0"
+    assert s.item() == 14.0 and s.grad_fn.name() == "AddBackward0"
     s.backward()
-    assert arr(v.grad).tolist() == [2., 4., 6.]
-    assert arr(sum(lib.tensor([[1., 2.], [3., 4.]]))).tolist() == [4., 6.]
+    assert arr(v.grad).tolist() == [2.0, 4.0, 6.0]
+    assert arr(sum(lib.tensor([[1.0, 2.0], [3.0, 4.0]]))).tolist() == [4.0, 6.0]
     with pytest.raises(TypeError):
-        len(lib.tensor(1.))
+        len(lib.tensor(1.0))
     with pytest.raises(TypeError):
-        iter(lib.tensor(1.))
+        iter(lib.tensor(1.0))
 
 
 def test_iteration_grad_fn_name_matches_pytorch(torch64):
-    ours = next(iter(agrad.tensor([1., 2.], requires_grad=True)))
-    theirs = next(iter(torch64.tensor([1., 2.], requires_grad=True)))
+    ours = next(iter(agrad.tensor([1.0, 2.0], requires_grad=True)))
+    theirs = next(iter(torch64.tensor([1.0, 2.0], requires_grad=True)))
     assert ours.grad_fn.name() == theirs.grad_fn.name()  # UnbindBackward0
 
 
@@ -473,21 +487,29 @@ def test_iteration_grad_fn_name_matches_pytorch(torch64):
 # =========================================================================================
 
 REPRS = {
-    "scalar": (lambda m: m.tensor(-28.), "tensor(-28.)"),
-    "requires_grad": (lambda m: m.tensor([1., 2.], requires_grad=True),
-                      "tensor([1., 2.], requires_grad=True)"),
-    "grad_fn": (lambda m: m.tensor([1., 2.], requires_grad=True) * 2,
-                "tensor([2., 4.], grad_fn=<MulBackward0>)"),
-    "scalar grad_fn": (lambda m: (m.tensor([1., 2.], requires_grad=True) ** 2).sum(),
-                       "tensor(5., grad_fn=<SumBackward0>)"),
-    "matrix": (lambda m: m.tensor([[1., 2.], [3., 4.5]]),
-               "tensor([[1.0000, 2.0000],\n        [3.0000, 4.5000]])"),
+    "scalar": (lambda m: m.tensor(-28.0), "tensor(-28.)"),
+    "requires_grad": (
+        lambda m: m.tensor([1.0, 2.0], requires_grad=True),
+        "tensor([1., 2.], requires_grad=True)",
+    ),
+    "grad_fn": (
+        lambda m: m.tensor([1.0, 2.0], requires_grad=True) * 2,
+        "tensor([2., 4.], grad_fn=<MulBackward0>)",
+    ),
+    "scalar grad_fn": (
+        lambda m: (m.tensor([1.0, 2.0], requires_grad=True) ** 2).sum(),
+        "tensor(5., grad_fn=<SumBackward0>)",
+    ),
+    "matrix": (
+        lambda m: m.tensor([[1.0, 2.0], [3.0, 4.5]]),
+        "tensor([[1.0000, 2.0000],\n        [3.0000, 4.5000]])",
+    ),
     "fixed": (lambda m: m.tensor([1.5, 2.25]), "tensor([1.5000, 2.2500])"),
     "scientific": (lambda m: m.tensor([1e-5, 1.0]), "tensor([1.0000e-05, 1.0000e+00])"),
-    "negative": (lambda m: m.tensor([-1.5, 2.]), "tensor([-1.5000,  2.0000])"),
-    "bool": (lambda m: m.tensor([1., 2.]) == m.tensor([1., 3.]), "tensor([ True, False])"),
+    "negative": (lambda m: m.tensor([-1.5, 2.0]), "tensor([-1.5000,  2.0000])"),
+    "bool": (lambda m: m.tensor([1.0, 2.0]) == m.tensor([1.0, 3.0]), "tensor([ True, False])"),
     "int64": (lambda m: m.tensor([1, 2, 30]), "tensor([ 1,  2, 30])"),
-    "nan": (lambda m: m.tensor([float("nan"), 1.]), "tensor([nan, 1.])"),
+    "nan": (lambda m: m.tensor([float("nan"), 1.0]), "tensor([nan, 1.])"),
     "inf": (lambda m: m.tensor([float("inf"), 1.5]), "tensor([   inf, 1.5000])"),
 }
 
@@ -515,15 +537,15 @@ def _softmax(z):
 # Each: the function on a library, and its gradient written out in NumPy.
 HESSIAN_CASES = {
     "x3_sin": (
-        lambda m: (lambda x: (x**3 * m.sin(x)).sum()),
+        lambda m: lambda x: (x**3 * m.sin(x)).sum(),
         lambda x: 3 * x**2 * np.sin(x) + x**3 * np.cos(x),
     ),
     "tanh_Ax": (
-        lambda m: (lambda x: m.tanh(m.tensor(A_MAT) @ x).sum()),
+        lambda m: lambda x: m.tanh(m.tensor(A_MAT) @ x).sum(),
         lambda x: A_MAT.T @ (1 - np.tanh(A_MAT @ x) ** 2),
     ),
     "logsumexp": (
-        lambda m: (lambda x: m.logsumexp(m.tensor(A_MAT) @ x, 0)),
+        lambda m: lambda x: m.logsumexp(m.tensor(A_MAT) @ x, 0),
         lambda x: A_MAT.T @ _softmax(A_MAT @ x),
     ),
 }
@@ -557,24 +579,24 @@ def test_hessian_matches_pytorch(torch64, case):
 
 
 def test_grad_create_graph_second_derivative(lib):
-    x = lib.tensor([1.5, -2., 0.25], requires_grad=True)
+    x = lib.tensor([1.5, -2.0, 0.25], requires_grad=True)
     (g,) = lib.autograd.grad((x**3).sum(), x, create_graph=True)
     assert g.requires_grad
-    np.testing.assert_allclose(arr(g), 3 * np.array([1.5, -2., 0.25]) ** 2, atol=1e-15)
+    np.testing.assert_allclose(arr(g), 3 * np.array([1.5, -2.0, 0.25]) ** 2, atol=1e-15)
     (gg,) = lib.autograd.grad(g.sum(), x)
-    np.testing.assert_allclose(arr(gg), 6 * np.array([1.5, -2., 0.25]), atol=1e-15)
+    np.testing.assert_allclose(arr(gg), 6 * np.array([1.5, -2.0, 0.25]), atol=1e-15)
 
 
 @pytest.mark.filterwarnings("ignore:Using backward\\(\\) with create_graph=True")
 def test_backward_create_graph_double_backward(lib):
-    x = lib.tensor([1.5, -2.], requires_grad=True)
+    x = lib.tensor([1.5, -2.0], requires_grad=True)
     (x**3).sum().backward(create_graph=True)
     first = x.grad
     assert first.requires_grad
-    assert arr(first).tolist() == [6.75, 12.]
+    assert arr(first).tolist() == [6.75, 12.0]
     x.grad = None
     first.sum().backward()
-    assert arr(x.grad).tolist() == [9., -12.]
+    assert arr(x.grad).tolist() == [9.0, -12.0]
 
 
 def _f_single(m):
@@ -586,9 +608,9 @@ def _f_tuple(m):
 
 
 XA = np.array([0.3, -0.7, 1.1])
-YA = np.array([2., 0.5, -1.])
-V_OUT = (np.array([1., 2., 3.]), np.array([1., -1.]))
-V_IN = (np.array([0.5, 2., -3.]), np.array([1., -1., .5]))
+YA = np.array([2.0, 0.5, -1.0])
+V_OUT = (np.array([1.0, 2.0, 3.0]), np.array([1.0, -1.0]))
+V_IN = (np.array([0.5, 2.0, -3.0]), np.array([1.0, -1.0, 0.5]))
 
 
 def _tup(m, arrays):
@@ -604,16 +626,19 @@ def _flatten(result):
 FUNCTIONAL_CASES = {
     "jacobian single": lambda m: m.autograd.functional.jacobian(_f_single(m), m.tensor(XA)),
     "jacobian tuple": lambda m: m.autograd.functional.jacobian(_f_tuple(m), _tup(m, (XA, YA))),
-    "vjp single": lambda m: m.autograd.functional.vjp(_f_single(m), m.tensor(XA),
-                                                      m.tensor(V_OUT[0])),
-    "vjp tuple": lambda m: m.autograd.functional.vjp(_f_tuple(m), _tup(m, (XA, YA)),
-                                                     _tup(m, V_OUT)),
-    "jvp single": lambda m: m.autograd.functional.jvp(_f_single(m), m.tensor(XA),
-                                                      m.tensor(V_IN[0])),
-    "jvp tuple": lambda m: m.autograd.functional.jvp(_f_tuple(m), _tup(m, (XA, YA)),
-                                                     _tup(m, V_IN)),
+    "vjp single": lambda m: m.autograd.functional.vjp(
+        _f_single(m), m.tensor(XA), m.tensor(V_OUT[0])
+    ),
+    "vjp tuple": lambda m: m.autograd.functional.vjp(
+        _f_tuple(m), _tup(m, (XA, YA)), _tup(m, V_OUT)
+    ),
+    "jvp single": lambda m: m.autograd.functional.jvp(
+        _f_single(m), m.tensor(XA), m.tensor(V_IN[0])
+    ),
+    "jvp tuple": lambda m: m.autograd.functional.jvp(_f_tuple(m), _tup(m, (XA, YA)), _tup(m, V_IN)),
     "hessian tuple": lambda m: m.autograd.functional.hessian(
-        lambda x, y: (x * x * y).sum() + (m.sin(x) * y).sum(), _tup(m, (XA, YA))),
+        lambda x, y: (x * x * y).sum() + (m.sin(x) * y).sum(), _tup(m, (XA, YA))
+    ),
 }
 
 
@@ -624,7 +649,7 @@ def test_functional_matches_pytorch(torch64, case):
     assert type(ours) is type(theirs) or not isinstance(theirs, tuple)
     ours, theirs = _flatten(ours), _flatten(theirs)
     assert len(ours) == len(theirs)
-    for o, t in zip(ours, theirs):
+    for o, t in zip(ours, theirs, strict=True):
         assert o.shape == t.shape
         np.testing.assert_allclose(o, t, rtol=0, atol=1e-10)
 
@@ -677,8 +702,10 @@ def test_gradcheck_fails_on_wrong_gradient():
 
 def test_gradgradcheck_fails_on_wrong_second_derivative():
     assert agrad.autograd.gradcheck(_second_derivative_wrong, (_x_check(),)) is True
-    assert agrad.autograd.gradgradcheck(_second_derivative_wrong, (_x_check(),),
-                                        raise_exception=False) is False
+    assert (
+        agrad.autograd.gradgradcheck(_second_derivative_wrong, (_x_check(),), raise_exception=False)
+        is False
+    )
     with pytest.raises(RuntimeError, match="Jacobian mismatch"):
         agrad.autograd.gradgradcheck(_second_derivative_wrong, (_x_check(),))
 
@@ -728,7 +755,7 @@ def test_optimizer_trajectory_matches_pytorch(torch64, case):
 
 
 def test_sgd_first_step_by_hand():
-    w = agrad.tensor([1., -2.], requires_grad=True)
+    w = agrad.tensor([1.0, -2.0], requires_grad=True)
     opt = agrad.optim.SGD([w], lr=0.1, momentum=0.9, weight_decay=0.5)
     (w * w).sum().backward()  # g = 2w = [2, -4]; + 0.5 w = [2.5, -5]
     opt.step()
@@ -736,8 +763,8 @@ def test_sgd_first_step_by_hand():
 
 
 def test_zero_grad_sets_grads_to_none(lib):
-    w = lib.tensor([1.], requires_grad=True)
-    b = lib.tensor([2.], requires_grad=True)
+    w = lib.tensor([1.0], requires_grad=True)
+    b = lib.tensor([2.0], requires_grad=True)
     for cls in (lib.optim.SGD, lib.optim.Adam):
         opt = cls([w, b], lr=0.1)
         (w * b).sum().backward()
@@ -781,7 +808,7 @@ def test_deep_additive_chain():
 
 def test_default_dtype_is_float64():
     assert agrad.get_default_dtype() == agrad.float64
-    assert agrad.tensor([1.]).dtype == agrad.float64
+    assert agrad.tensor([1.0]).dtype == agrad.float64
     assert agrad.zeros(2).dtype == agrad.float64
     assert agrad.Tensor([1]).dtype == agrad.float64
     assert agrad.tensor([1, 2]).dtype == agrad.int64
@@ -792,37 +819,41 @@ def test_set_default_dtype_float32():
     try:
         agrad.set_default_dtype(agrad.float32)
         assert agrad.get_default_dtype() == agrad.float32
-        assert agrad.tensor([1.]).dtype == agrad.float32
-        assert agrad.tensor(1.).dtype == agrad.float32
+        assert agrad.tensor([1.0]).dtype == agrad.float32
+        assert agrad.tensor(1.0).dtype == agrad.float32
         assert agrad.zeros(2).dtype == agrad.float32
         assert agrad.randn(2).dtype == agrad.float32
     finally:
         agrad.set_default_dtype(old)
-    assert agrad.tensor([1.]).dtype == agrad.float64
+    assert agrad.tensor([1.0]).dtype == agrad.float64
 
 
-@pytest.mark.parametrize("expr", [
-    lambda m, f: f * 2.0,
-    lambda m, f: 2.0 * f,
-    lambda m, f: f + 1,
-    lambda m, f: f / 3,
-    lambda m, f: f ** 2,
-    lambda m, f: f * m.tensor(2.0),  # a 0-d tensor does not promote a 1-d operand
-], ids=["f*2.0", "2.0*f", "f+1", "f/3", "f**2", "f*tensor(2.0)"])
+@pytest.mark.parametrize(
+    "expr",
+    [
+        lambda m, f: f * 2.0,
+        lambda m, f: 2.0 * f,
+        lambda m, f: f + 1,
+        lambda m, f: f / 3,
+        lambda m, f: f**2,
+        lambda m, f: f * m.tensor(2.0),  # a 0-d tensor does not promote a 1-d operand
+    ],
+    ids=["f*2.0", "2.0*f", "f+1", "f/3", "f**2", "f*tensor(2.0)"],
+)
 def test_float32_stays_float32(lib, expr):
-    f = lib.tensor([1., 2.], dtype=lib.float32)
+    f = lib.tensor([1.0, 2.0], dtype=lib.float32)
     assert expr(lib, f).dtype == lib.float32
 
 
 def test_grad_dtype_matches_leaf_dtype(lib):
     # a float32 leaf reached through a float64 computation still gets a float32 .grad
-    x = lib.tensor([1., 2.], dtype=lib.float32, requires_grad=True)
+    x = lib.tensor([1.0, 2.0], dtype=lib.float32, requires_grad=True)
     for _ in range(2):
         y = lib.zeros(2)  # float64
         y[0] = x[0] * 3
         y.sum().backward()
         assert x.grad.dtype == lib.float32
-    assert arr(x.grad).tolist() == [6., 0.]
+    assert arr(x.grad).tolist() == [6.0, 0.0]
     (g,) = lib.autograd.grad((lib.zeros(2) + x).sum(), x)
     assert g.dtype == lib.float32
 
@@ -833,11 +864,18 @@ def test_grad_dtype_matches_leaf_dtype(lib):
 
 
 def test_engine_imports_only_numpy():
-    code = ("import agrad.engine, sys; "
-            "print(sorted(m for m in sys.modules "
-            "if m.split('.')[0] in ('lark','typer','rich','click')))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         env={"PYTHONPATH": str(SRC), "PATH": "/usr/bin:/bin"}, check=True)
+    code = (
+        "import agrad.engine, sys; "
+        "print(sorted(m for m in sys.modules "
+        "if m.split('.')[0] in ('lark','typer','rich','click')))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={"PYTHONPATH": str(SRC), "PATH": "/usr/bin:/bin"},
+        check=True,
+    )
     assert out.stdout.strip() == "[]"
 
 

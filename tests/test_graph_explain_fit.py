@@ -99,15 +99,24 @@ def test_graph_json_structure_of_the_tutorial(cli, source):
     assert [n["label"] for n in nodes if n["output"]] == ["SumBackward0"]
     # AccumulateGrad leaves for w and b, constants x and y
     assert sorted((n["label"], n["variable"]) for n in leaves) == [
-        ("AccumulateGrad", "b"), ("AccumulateGrad", "w")]
+        ("AccumulateGrad", "b"),
+        ("AccumulateGrad", "w"),
+    ]
     assert all(n["requires_grad"] and n["is_leaf"] and n["shape"] == [] for n in leaves)
     assert sorted((n["label"], n["variable"]) for n in constants) == [
-        ("constant", "x"), ("constant", "y")]
+        ("constant", "x"),
+        ("constant", "y"),
+    ]
     assert all(not n["requires_grad"] and n["is_leaf"] and n["shape"] == [2] for n in constants)
     # shapes: elementwise nodes are (2,), the sum is ()
     shapes = {n["label"]: n["shape"] for n in ops}
-    assert shapes == {"SumBackward0": [], "PowBackward0": [2], "SubBackward0": [2],
-                      "AddBackward0": [2], "MulBackward0": [2]}
+    assert shapes == {
+        "SumBackward0": [],
+        "PowBackward0": [2],
+        "SubBackward0": [2],
+        "AddBackward0": [2],
+        "MulBackward0": [2],
+    }
     assert all(n["requires_grad"] and not n["is_leaf"] for n in ops)
     # edges in data-flow direction: w,x -> Mul -> Add (with b) -> Sub (with y) -> Pow -> Sum
     for e in g["edges"]:
@@ -116,10 +125,15 @@ def test_graph_json_structure_of_the_tutorial(cli, source):
     assert len(g["edges"]) == 8
     edge_keys = {(key(by_id[e["source"]]), key(by_id[e["target"]])) for e in g["edges"]}
     assert edge_keys == {
-        ("AccumulateGrad:w", "MulBackward0"), ("constant:x", "MulBackward0"),
-        ("MulBackward0", "AddBackward0"), ("AccumulateGrad:b", "AddBackward0"),
-        ("AddBackward0", "SubBackward0"), ("constant:y", "SubBackward0"),
-        ("SubBackward0", "PowBackward0"), ("PowBackward0", "SumBackward0")}
+        ("AccumulateGrad:w", "MulBackward0"),
+        ("constant:x", "MulBackward0"),
+        ("MulBackward0", "AddBackward0"),
+        ("AccumulateGrad:b", "AddBackward0"),
+        ("AddBackward0", "SubBackward0"),
+        ("constant:y", "SubBackward0"),
+        ("SubBackward0", "PowBackward0"),
+        ("PowBackward0", "SumBackward0"),
+    }
     assert inputs_by_consumer(g) == EXPECTED_INPUTS
     # nothing consumes the output
     assert not [e for e in g["edges"] if by_id[e["source"]]["output"]]
@@ -128,8 +142,13 @@ def test_graph_json_structure_of_the_tutorial(cli, source):
 def test_graph_program_names_the_intermediates(cli):
     g = graph_json(cli, "program")
     names = {n["label"]: n["variable"] for n in g["nodes"] if n["kind"] == "op"}
-    assert names == {"SumBackward0": "loss", "PowBackward0": "sq", "SubBackward0": "diff",
-                     "AddBackward0": "wx_b", "MulBackward0": "wx"}
+    assert names == {
+        "SumBackward0": "loss",
+        "PowBackward0": "sq",
+        "SubBackward0": "diff",
+        "AddBackward0": "wx_b",
+        "MulBackward0": "wx",
+    }
 
 
 @pytest.mark.parametrize("source", ["wrt", "program"])
@@ -138,23 +157,26 @@ def test_graph_without_constants(cli, source):
     bare = graph_json(cli, source, "--no-constants")
     assert [n for n in bare["nodes"] if n["kind"] == "constant"] == []
     assert sorted(key(n) for n in bare["nodes"]) == sorted(
-        OPS + ["AccumulateGrad:w", "AccumulateGrad:b"])
+        OPS + ["AccumulateGrad:w", "AccumulateGrad:b"]
+    )
     expected = {k: [i for i in v if i is not None] for k, v in EXPECTED_INPUTS.items()}
     assert inputs_by_consumer(bare) == expected
     # the same graph as with constants, minus the constants and their edges
     assert inputs_by_consumer(full, constants_as_none=True) == EXPECTED_INPUTS
     by_id = {n["id"]: n for n in full["nodes"]}
-    kept = {(key(by_id[e["source"]]), key(by_id[e["target"]])) for e in full["edges"]
-            if by_id[e["source"]]["kind"] != "constant"}
+    kept = {
+        (key(by_id[e["source"]]), key(by_id[e["target"]]))
+        for e in full["edges"]
+        if by_id[e["source"]]["kind"] != "constant"
+    }
     bare_ids = {n["id"]: n for n in bare["nodes"]}
-    assert kept == {(key(bare_ids[e["source"]]), key(bare_ids[e["target"]]))
-                    for e in bare["edges"]}
+    assert kept == {(key(bare_ids[e["source"]]), key(bare_ids[e["target"]])) for e in bare["edges"]}
 
 
 def torch_graph(torch):
     """PyTorch's graph of the tutorial: consumer -> inputs (None for no-grad inputs)."""
-    x = torch.tensor([1., 2.], dtype=torch.float64)
-    y = torch.tensor([5., 7.], dtype=torch.float64)
+    x = torch.tensor([1.0, 2.0], dtype=torch.float64)
+    y = torch.tensor([5.0, 7.0], dtype=torch.float64)
     w = torch.tensor(1.0, dtype=torch.float64, requires_grad=True)
     b = torch.tensor(0.0, dtype=torch.float64, requires_grad=True)
     loss = torch.sum((w * x + b - y) ** 2)
@@ -186,8 +208,9 @@ def test_graph_matches_pytorchs_next_functions(cli, source):
     # where PyTorch's next_functions has None
     assert inputs_by_consumer(g) == expected
     bare = graph_json(cli, source, "--no-constants")
-    assert inputs_by_consumer(bare) == {k: [i for i in v if i is not None]
-                                        for k, v in expected.items()}
+    assert inputs_by_consumer(bare) == {
+        k: [i for i in v if i is not None] for k, v in expected.items()
+    }
 
 
 # ---- 1. DOT, Graphviz, --render -------------------------------------------------------------
@@ -234,8 +257,9 @@ def test_graph_dot_matches_json(cli, source):
 def test_graph_dot_is_accepted_by_graphviz(cli, source):
     result = cli(["graph", *SOURCES[source], "--format", "dot"])
     assert result.code == 0, result.err
-    proc = subprocess.run([shutil.which("dot"), "-Tsvg"], input=result.out, text=True,
-                          capture_output=True, timeout=60)
+    proc = subprocess.run(
+        [shutil.which("dot"), "-Tsvg"], input=result.out, text=True, capture_output=True, timeout=60
+    )
     assert proc.returncode == 0, proc.stderr
     assert "<svg" in proc.stdout
     for name in OPS:
@@ -303,8 +327,7 @@ def test_graph_mermaid(cli, source):
             assert n["label"] in node_lines[n["id"]]
         else:
             assert n["variable"] in node_lines[n["id"]]
-    assert "AccumulateGrad" in node_lines[next(n["id"] for n in g["nodes"]
-                                               if n["variable"] == "w")]
+    assert "AccumulateGrad" in node_lines[next(n["id"] for n in g["nodes"] if n["variable"] == "w")]
 
 
 def tree_depths(text: str) -> list[tuple[int, str]]:
@@ -313,7 +336,7 @@ def tree_depths(text: str) -> list[tuple[int, str]]:
     for line in text.splitlines():
         m = re.search(r"[A-Za-z_…]", line)
         if m:
-            result.append((m.start() // 4, line[m.start():].strip()))
+            result.append((m.start() // 4, line[m.start() :].strip()))
     return result
 
 
@@ -333,18 +356,29 @@ def test_graph_tree(cli, source):
             if re.match(rf"^{var} \(", line):
                 depth[var] = level
     # output at the root, each input one level below its consumer
-    assert depth == {"SumBackward0": 0, "PowBackward0": 1, "SubBackward0": 2, "AddBackward0": 3,
-                     "y": 3, "MulBackward0": 4, "b": 4, "w": 5, "x": 5}
-    assert "AccumulateGrad" in next(line for _, line in tree_depths(text)
-                                    if line.startswith("w ("))
+    assert depth == {
+        "SumBackward0": 0,
+        "PowBackward0": 1,
+        "SubBackward0": 2,
+        "AddBackward0": 3,
+        "y": 3,
+        "MulBackward0": 4,
+        "b": 4,
+        "w": 5,
+        "x": 5,
+    }
+    assert "AccumulateGrad" in next(line for _, line in tree_depths(text) if line.startswith("w ("))
 
 
 LONG_SUM = "+".join(["x"] * 5000)  # 4,999 AddBackward0 nodes and one leaf: a chain
 LONG_ASSIGN = "\n".join(["h = x*1.0", *["h = h*1.0"] * 4999, "h"])  # 5,000 MulBackward0
 
 
-@pytest.mark.parametrize("program, ops", [(LONG_SUM, 4999), (LONG_ASSIGN, 5000)],
-                         ids=["long-sum", "repeated-assignments"])
+@pytest.mark.parametrize(
+    "program, ops",
+    [(LONG_SUM, 4999), (LONG_ASSIGN, 5000)],
+    ids=["long-sum", "repeated-assignments"],
+)
 def test_graph_of_5000_nodes_as_json(cli, program, ops):
     g = ok_json(cli(["graph", program, "--wrt", "x", "--set", "x=1", "--format", "json"]))
     assert sum(n["kind"] == "op" for n in g["nodes"]) == ops
@@ -386,14 +420,14 @@ def python_api_intermediates():
     in the order backward reaches them (the output first)."""
     import agrad
 
-    x = agrad.tensor([1., 2.])
-    y = agrad.tensor([5., 7.])
+    x = agrad.tensor([1.0, 2.0])
+    y = agrad.tensor([5.0, 7.0])
     w = agrad.tensor(1.0, requires_grad=True)
     b = agrad.tensor(0.0, requires_grad=True)
     wx = w * x
     wx_b = wx + b
     diff = wx_b - y
-    sq = diff ** 2
+    sq = diff**2
     loss = agrad.sum(sq)
     chain = [loss, sq, diff, wx_b, wx]
     for t in chain:
@@ -455,22 +489,26 @@ def test_explain_grad_in_equals_retained_grads(cli, source):
     assert len(steps) == len(chain)
     for step, t in zip(steps, chain, strict=True):
         assert step["node"].split()[0] == t.grad_fn.name()
-        np.testing.assert_allclose(np.asarray(step["grad_in"], dtype=float),
-                                   np.asarray(t.grad.data, dtype=float), rtol=0, atol=1e-12)
+        np.testing.assert_allclose(
+            np.asarray(step["grad_in"], dtype=float),
+            np.asarray(t.grad.data, dtype=float),
+            rtol=0,
+            atol=1e-12,
+        )
     assert float(w.grad.data) == -28 and float(b.grad.data) == -18
 
 
 def test_explain_grad_in_equals_torch_retained_grads(cli):
     torch = pytest.importorskip("torch")
     steps = explain_json(cli, "wrt")["steps"]
-    x = torch.tensor([1., 2.], dtype=torch.float64)
-    y = torch.tensor([5., 7.], dtype=torch.float64)
+    x = torch.tensor([1.0, 2.0], dtype=torch.float64)
+    y = torch.tensor([5.0, 7.0], dtype=torch.float64)
     w = torch.tensor(1.0, dtype=torch.float64, requires_grad=True)
     b = torch.tensor(0.0, dtype=torch.float64, requires_grad=True)
     wx = w * x
     wx_b = wx + b
     diff = wx_b - y
-    sq = diff ** 2
+    sq = diff**2
     loss = torch.sum(sq)
     chain = [loss, sq, diff, wx_b, wx]
     for t in chain:
@@ -478,8 +516,9 @@ def test_explain_grad_in_equals_torch_retained_grads(cli):
     loss.backward()
     for step, t in zip(steps, chain, strict=True):
         assert step["node"].split()[0] == type(t.grad_fn).__name__
-        np.testing.assert_allclose(np.asarray(step["grad_in"], dtype=float),
-                                   t.grad.numpy(), rtol=0, atol=1e-12)
+        np.testing.assert_allclose(
+            np.asarray(step["grad_in"], dtype=float), t.grad.numpy(), rtol=0, atol=1e-12
+        )
 
 
 def table_column(text: str, index: int) -> str:
@@ -519,19 +558,35 @@ def line_data(tmp_path_factory):
     folder = tmp_path_factory.mktemp("line")
     np.save(folder / "x.npy", x)
     np.save(folder / "y.npy", y)
-    return x, y, ["--set", f"x=@{folder / 'x.npy'}", "--set", f"y=@{folder / 'y.npy'}",
-                  "--set", "w=0", "--set", "b=0"]
+    return (
+        x,
+        y,
+        [
+            "--set",
+            f"x=@{folder / 'x.npy'}",
+            "--set",
+            f"y=@{folder / 'y.npy'}",
+            "--set",
+            "w=0",
+            "--set",
+            "b=0",
+        ],
+    )
 
 
 def fit_args(line_data, *extra: str) -> list[str]:
     return ["fit", LOSS, "--wrt", "w,b", *line_data[2], *extra]
 
 
-@pytest.mark.parametrize("options", [
-    ["--lr", "0.1", "--steps", "300"],
-    ["--lr", "0.02", "--momentum", "0.9", "--steps", "300"],
-    ["--optimizer", "adam", "--lr", "0.05", "--steps", "800"],
-], ids=["sgd", "momentum", "adam"])
+@pytest.mark.parametrize(
+    "options",
+    [
+        ["--lr", "0.1", "--steps", "300"],
+        ["--lr", "0.02", "--momentum", "0.9", "--steps", "300"],
+        ["--optimizer", "adam", "--lr", "0.05", "--steps", "800"],
+    ],
+    ids=["sgd", "momentum", "adam"],
+)
 def test_fit_recovers_the_line(cli, line_data, options):
     x, y, _ = line_data
     data = ok_json(cli(fit_args(line_data, *options, "--format", "json")))
@@ -563,8 +618,21 @@ def test_fit_sgd_trajectory_equals_python_api(cli, line_data, lr, momentum):
     import agrad
 
     x, y, _ = line_data
-    data = ok_json(cli(fit_args(line_data, "--lr", str(lr), "--momentum", str(momentum),
-                                "--steps", "20", "--format", "json")))
+    data = ok_json(
+        cli(
+            fit_args(
+                line_data,
+                "--lr",
+                str(lr),
+                "--momentum",
+                str(momentum),
+                "--steps",
+                "20",
+                "--format",
+                "json",
+            )
+        )
+    )
     history = data["history"]
     assert len(history) == 21
 
@@ -599,8 +667,11 @@ def test_fit_trajectory_equals_torch(cli, line_data, optimizer, lr, momentum):
     b = torch.tensor(0.0, dtype=torch.float64, requires_grad=True)
     xt = torch.tensor(x, dtype=torch.float64)
     yt = torch.tensor(y, dtype=torch.float64)
-    opt = (torch.optim.SGD([w, b], lr=lr, momentum=momentum) if optimizer == "sgd"
-           else torch.optim.Adam([w, b], lr=lr))
+    opt = (
+        torch.optim.SGD([w, b], lr=lr, momentum=momentum)
+        if optimizer == "sgd"
+        else torch.optim.Adam([w, b], lr=lr)
+    )
     replay = []
     for step in range(21):
         loss = torch.mean((w * xt + b - yt) ** 2)
@@ -653,8 +724,11 @@ def test_fit_every_logs_rows(cli, line_data):
     assert all("loss" in r and "w=" in r and "b=" in r for r in rows)
     assert "w=0" in rows[0] and "b=0" in rows[0]
     # json does not get the rows mixed in
-    data = ok_json(cli(fit_args(line_data, "--lr", "0.1", "--steps", "30", "--every", "10",
-                                "--format", "json")))
+    data = ok_json(
+        cli(
+            fit_args(line_data, "--lr", "0.1", "--steps", "30", "--every", "10", "--format", "json")
+        )
+    )
     assert len(data["history"]) == 31
 
 
@@ -682,9 +756,11 @@ def agrad_executable() -> str:
 
 @pytest.mark.parametrize("no_color", [None, "1"], ids=["NO_COLOR-unset", "NO_COLOR=1"])
 def test_piped_output_is_clean(line_data, no_color):
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("NO_COLOR", "FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE",
-                        "COLUMNS")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("NO_COLOR", "FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE", "COLUMNS")
+    }
     env.update(TERM="xterm-256color", PYTHONIOENCODING="utf-8")
     if no_color is not None:
         env["NO_COLOR"] = no_color
@@ -695,8 +771,14 @@ def test_piped_output_is_clean(line_data, no_color):
     ]
     for argv, expected in commands:
         # capture_output: stdout and stderr are pipes, not a terminal
-        proc = subprocess.run([agrad_executable(), *argv], capture_output=True,
-                              text=True, encoding="utf-8", env=env, timeout=120)
+        proc = subprocess.run(
+            [agrad_executable(), *argv],
+            capture_output=True,
+            text=True,
+            encoding="utf-8",
+            env=env,
+            timeout=120,
+        )
         assert proc.returncode == 0, proc.stderr
         assert expected in proc.stdout
         for stream in (proc.stdout, proc.stderr):

@@ -86,7 +86,7 @@ def test_vjp_matches_finite_differences(op, case):
     arrays = make_inputs(op, case)
     v = np.random.default_rng(1).standard_normal(forward(op, arrays, case.params).shape)
     _, _, grads = vjp(op, arrays, case.params, v)
-    for i, g in zip(differentiable_inputs(op, arrays), grads):
+    for i, g in zip(differentiable_inputs(op, arrays), grads, strict=True):
         expected = numeric_vjp(op, arrays, case.params, v, i)
         got = np.zeros_like(expected) if g is None else np.asarray(g)
         assert got.shape == arrays[i].shape
@@ -105,7 +105,7 @@ def test_batched_vjp_equals_row_by_row(op, case):
     batched = run_backward([out], [seeds], retain_graph=True, inputs=wanted, batch=1)
     for row in range(3):
         single = run_backward([out], [seeds[row]], retain_graph=True, inputs=wanted)
-        for b, s, t in zip(batched, single, wanted):
+        for b, s, t in zip(batched, single, wanted, strict=True):
             if s is None:
                 assert b is None
                 continue
@@ -120,14 +120,16 @@ def test_create_graph_vjp_and_its_derivative(op, case):
     v = np.random.default_rng(3).standard_normal(forward(op, arrays, case.params).shape)
     _, _, plain = vjp(op, arrays, case.params, v)
     _, wanted, graphed = vjp(op, arrays, case.params, agrad.tensor(v), create_graph=True)
-    for p, g in zip(plain, graphed):
+    for p, g in zip(plain, graphed, strict=True):
         if p is not None:
             np.testing.assert_allclose(g.data, p, rtol=1e-12, atol=1e-12)
     # Second order: d/dx_i <vjp(x), u> against finite differences of the first-order VJP.
     rng = np.random.default_rng(4)
     us = [rng.standard_normal(t.shape) for t in wanted]
     scalar = sum(
-        (g * agrad.tensor(u)).sum() for g, u in zip(graphed, us) if g is not None and g.requires_grad
+        (g * agrad.tensor(u)).sum()
+        for g, u in zip(graphed, us, strict=True)
+        if g is not None and g.requires_grad
     )
     if not isinstance(scalar, agrad.Tensor):
         return  # the VJP does not depend on the inputs (linear op): nothing second-order
@@ -143,7 +145,7 @@ def test_create_graph_vjp_and_its_derivative(op, case):
             gd = vjp(op, down, case.params, v)[2]
             expected.flat[j] = sum(
                 np.sum((np.asarray(a) - np.asarray(b)) * u)
-                for a, b, u in zip(gu, gd, us)
+                for a, b, u in zip(gu, gd, us, strict=True)
                 if a is not None
             ) / (2 * EPS)
         got = np.zeros_like(expected) if second[k] is None else second[k].data
@@ -245,10 +247,37 @@ TORCH = {
     "stack": lambda t, *xs, axis=0: t.stack(xs, dim=axis),
     "unbind": lambda t, x, index, advanced: x.unbind(0)[index[0]],
 }
-SAME_NAME = (
-    "exp log log1p expm1 sqrt abs sign sin cos tan sinh cosh tanh sigmoid relu reciprocal "
-    "clone maximum minimum lt le gt ge eq ne matmul logical_and logical_or logical_xor"
-).split()
+SAME_NAME = [
+    "exp",
+    "log",
+    "log1p",
+    "expm1",
+    "sqrt",
+    "abs",
+    "sign",
+    "sin",
+    "cos",
+    "tan",
+    "sinh",
+    "cosh",
+    "tanh",
+    "sigmoid",
+    "relu",
+    "reciprocal",
+    "clone",
+    "maximum",
+    "minimum",
+    "lt",
+    "le",
+    "gt",
+    "ge",
+    "eq",
+    "ne",
+    "matmul",
+    "logical_and",
+    "logical_or",
+    "logical_xor",
+]
 
 
 def torch_fn(name):
@@ -267,11 +296,14 @@ def test_matches_pytorch(op, case):
     torch = pytest.importorskip("torch")
     arrays = make_inputs(op, case)
     wanted = differentiable_inputs(op, arrays) if op.vjp else []
-    ts = [torch.tensor(a, dtype=torch.float64, requires_grad=i in wanted)
-          for i, a in enumerate(arrays)]
+    ts = [
+        torch.tensor(a, dtype=torch.float64, requires_grad=i in wanted)
+        for i, a in enumerate(arrays)
+    ]
     expected = torch_fn(op.name)(torch, *ts, **case.params)
-    ours = apply(op, *leaves(op, arrays) if op.vjp else [agrad.tensor(a) for a in arrays],
-                 **case.params)
+    ours = apply(
+        op, *leaves(op, arrays) if op.vjp else [agrad.tensor(a) for a in arrays], **case.params
+    )
     np.testing.assert_allclose(ours.data, expected.detach().numpy(), rtol=1e-10, atol=1e-12)
     if op.vjp is None:
         assert not ours.requires_grad
@@ -279,10 +311,12 @@ def test_matches_pytorch(op, case):
     if op.name not in INTERNAL:
         assert ours.grad_fn.name() == expected.grad_fn.name().split("::")[-1]
     v = np.random.default_rng(5).standard_normal(expected.shape)
-    torch_grads = torch.autograd.grad(expected, [ts[i] for i in wanted],
-                                      grad_outputs=torch.tensor(v), allow_unused=True)
+    torch_grads = torch.autograd.grad(
+        expected, [ts[i] for i in wanted], grad_outputs=torch.tensor(v), allow_unused=True
+    )
     _, _, grads = vjp(op, arrays, case.params, v)
-    for g, tg in zip(grads, torch_grads):
+    for g, tg in zip(grads, torch_grads, strict=True):
         tg = np.zeros(g.shape if g is not None else ()) if tg is None else tg.numpy()
-        np.testing.assert_allclose(np.zeros_like(tg) if g is None else g, tg, rtol=1e-10,
-                                   atol=1e-12)
+        np.testing.assert_allclose(
+            np.zeros_like(tg) if g is None else g, tg, rtol=1e-10, atol=1e-12
+        )

@@ -51,20 +51,19 @@ def value(t):
 
 def run_000(torch, backward=True):
     """The tutorial's statements, verbatim (Python's built-in ``sum``), on module ``torch``."""
-    x = torch.tensor([1., 2.])
-    y = torch.tensor([5., 7.])
+    x = torch.tensor([1.0, 2.0])
+    y = torch.tensor([5.0, 7.0])
     # 初始权重， w = 1.0, b = 0.0
     w = torch.tensor(1.0, requires_grad=True)
     b = torch.tensor(0.0, requires_grad=True)
     wx = w * x
     wx_b = wx + b
-    loss = (wx_b - y)
+    loss = wx_b - y
     loss2 = loss**2
     loss2_sum = sum(loss2)
     if backward:
         loss2_sum.backward()
-    return dict(x=x, y=y, w=w, b=b, wx=wx, wx_b=wx_b, loss=loss, loss2=loss2,
-                loss2_sum=loss2_sum)
+    return dict(x=x, y=y, w=w, b=b, wx=wx, wx_b=wx_b, loss=loss, loss2=loss2, loss2_sum=loss2_sum)
 
 
 NON_LEAVES_000 = ["wx", "wx_b", "loss", "loss2", "loss2_sum"]
@@ -82,11 +81,27 @@ def test_000_leaf_flags():
     x, y, w, b = ns["x"], ns["y"], ns["w"], ns["b"]
     # 输出：(None, None, True, None, None, True), twice
     assert (x.grad, x.grad_fn, x.is_leaf, y.grad, y.grad_fn, y.is_leaf) == (
-        None, None, True, None, None, True)
+        None,
+        None,
+        True,
+        None,
+        None,
+        True,
+    )
     assert (w.grad, w.grad_fn, w.is_leaf, b.grad, b.grad_fn, b.is_leaf) == (
-        None, None, True, None, None, True)
+        None,
+        None,
+        True,
+        None,
+        None,
+        True,
+    )
     assert (x.requires_grad, y.requires_grad, w.requires_grad, b.requires_grad) == (
-        False, False, True, True)
+        False,
+        False,
+        True,
+        True,
+    )
 
 
 def test_000_intermediates_are_not_leaves():
@@ -140,7 +155,8 @@ def test_000_printed_gradients():
     # 输出：(tensor(-28.), tensor(-18.), None, None)
     assert repr(ns["w"].grad) == "tensor(-28.)"
     assert repr((ns["w"].grad, ns["b"].grad, ns["x"].grad, ns["y"].grad)) == (
-        "(tensor(-28.), tensor(-18.), None, None)")
+        "(tensor(-28.), tensor(-18.), None, None)"
+    )
     assert repr(ns["loss2_sum"]) == "tensor(41., grad_fn=<AddBackward0>)"
 
 
@@ -194,7 +210,12 @@ def test_001_forward_flags():
     assert (x.requires_grad, w.requires_grad, b.requires_grad) == (False, True, True)
     assert (y.requires_grad, z.requires_grad) == (True, True)
     assert (x.is_leaf, w.is_leaf, b.is_leaf, y.is_leaf, z.is_leaf) == (
-        True, True, True, False, False)
+        True,
+        True,
+        True,
+        False,
+        False,
+    )
     assert (x.grad_fn, w.grad_fn, b.grad_fn) == (None, None, None)
     assert (y.grad_fn.name(), z.grad_fn.name()) == ("MulBackward0", "AddBackward0")
     assert x.dtype == agrad.get_default_dtype() and x.shape == (1,) and x.item() == 2.0
@@ -203,19 +224,23 @@ def test_001_forward_flags():
 
 def test_001_printed_lines():
     x, w, b, y, z = build_001(agrad)
-    line = "x, w, b的require_grad属性分别为：{}, {}, {}".format(
-        x.requires_grad, w.requires_grad, b.requires_grad)
+    line = (
+        f"x, w, b的require_grad属性分别为：{x.requires_grad}, {w.requires_grad}, {b.requires_grad}"
+    )
     assert line == "x, w, b的require_grad属性分别为：False, True, True"
-    line = "x, w, b的grad_fn属性: {}, {}, {}".format(x.grad_fn, w.grad_fn, b.grad_fn)
+    line = f"x, w, b的grad_fn属性: {x.grad_fn}, {w.grad_fn}, {b.grad_fn}"
     assert line == "x, w, b的grad_fn属性: None, None, None"
-    line = "y, z的是否为叶子节点：{}, {}".format(y.grad_fn, z.grad_fn)
-    assert re.fullmatch(r"y, z的是否为叶子节点：<MulBackward0 object at 0x[0-9a-f]+>, "
-                        r"<AddBackward0 object at 0x[0-9a-f]+>", line)
+    line = f"y, z的是否为叶子节点：{y.grad_fn}, {z.grad_fn}"
+    assert re.fullmatch(
+        r"y, z的是否为叶子节点：<MulBackward0 object at 0x[0-9a-f]+>, "
+        r"<AddBackward0 object at 0x[0-9a-f]+>",
+        line,
+    )
     z.backward()
-    line = "参数w, b的梯度分别为：{}, {}, {}".format(w.grad, b.grad, x.grad)
+    line = f"参数w, b的梯度分别为：{w.grad}, {b.grad}, {x.grad}"
     assert line == "参数w, b的梯度分别为：tensor([2.]), tensor([1.]), None"
     # The tutorial prints the (bound) retain_grad methods themselves; that must still work.
-    line = "非叶子节点y, z的梯度分别为:{}, {}".format(y.retain_grad, z.retain_grad)
+    line = f"非叶子节点y, z的梯度分别为:{y.retain_grad}, {z.retain_grad}"
     assert line.count("retain_grad") == 2
 
 
@@ -248,14 +273,14 @@ def test_001_retain_graph_accumulates():
 
 def test_001_matches_pytorch(real_torch):
     ours, theirs = build_001(agrad), build_001(real_torch)
-    for o, t in zip(ours, theirs):
+    for o, t in zip(ours, theirs, strict=True):
         assert (o.requires_grad, o.is_leaf) == (t.requires_grad, t.is_leaf)
         assert (o.grad_fn is None) == (t.grad_fn is None)
         if o.grad_fn is not None:
             assert o.grad_fn.name() == t.grad_fn.name()
     ours[-1].backward()
     theirs[-1].backward()
-    for o, t in zip(ours[:3], theirs[:3]):
+    for o, t in zip(ours[:3], theirs[:3], strict=True):
         np.testing.assert_array_equal(value(o.grad), value(t.grad))
 
 
@@ -335,15 +360,15 @@ def test_001_jacobian_matches_pytorch(real_torch):
 
 
 def build_003(torch):
-    a = torch.tensor([2., 3.], requires_grad=True)
-    b = torch.tensor([6., 4.], requires_grad=True)
+    a = torch.tensor([2.0, 3.0], requires_grad=True)
+    b = torch.tensor([6.0, 4.0], requires_grad=True)
     Q = 3 * a**3 - b**2
     return a, b, Q
 
 
 def test_003_external_gradient():
     a, b, Q = build_003(agrad)
-    external_grad = agrad.tensor([1., 1.])
+    external_grad = agrad.tensor([1.0, 1.0])
     Q.backward(gradient=external_grad)
     # print(9*a**2 == a.grad); print(-2*b == b.grad)
     assert (9 * a**2 == a.grad).tolist() == [True, True]
@@ -364,8 +389,8 @@ def test_003_sum_backward_is_the_same():
 def test_003_matches_pytorch(real_torch):
     a, b, Q = build_003(agrad)
     ta, tb, tQ = build_003(real_torch)
-    Q.backward(gradient=agrad.tensor([1., 1.]))
-    tQ.backward(gradient=real_torch.tensor([1., 1.]))
+    Q.backward(gradient=agrad.tensor([1.0, 1.0]))
+    tQ.backward(gradient=real_torch.tensor([1.0, 1.0]))
     np.testing.assert_array_equal(value(Q), value(tQ))
     np.testing.assert_array_equal(value(a.grad), value(ta.grad))
     np.testing.assert_array_equal(value(b.grad), value(tb.grad))
@@ -408,7 +433,7 @@ def tutorial_003_model(torch, data_np, labels_np, weight_np, bias_np, steps=1):
 def image_problem():
     agrad.manual_seed(3)
     data = agrad.rand(1, 3, 64, 64)  # the tutorial's input, created as it does
-    assert data.shape == (1, 3, 64, 64) and 0 <= data.min().item() and data.max().item() < 1
+    assert data.shape == (1, 3, 64, 64) and data.min().item() >= 0 and data.max().item() < 1
     rng = np.random.default_rng(3)
     return dict(
         data_np=value(data),

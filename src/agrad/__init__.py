@@ -12,8 +12,25 @@ from __future__ import annotations
 from . import autograd, optim
 from .engine import functions as _functions
 from .engine.creation import (
-    arange, empty, empty_like, eye, from_numpy, full, full_like, linspace, manual_seed, ones,
-    ones_like, rand, rand_like, randn, randn_like, seed, tensor, zeros, zeros_like,
+    arange,
+    empty,
+    empty_like,
+    eye,
+    from_numpy,
+    full,
+    full_like,
+    linspace,
+    manual_seed,
+    ones,
+    ones_like,
+    rand,
+    rand_like,
+    randn,
+    randn_like,
+    seed,
+    tensor,
+    zeros,
+    zeros_like,
 )  # fmt: skip
 from .engine.dtypes import DTYPES as _DTYPES
 from .engine.dtypes import get_default_dtype, set_default_dtype
@@ -22,7 +39,11 @@ from .engine.functions import as_tensor
 from .engine.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .engine.tensor import Tensor
 from .errors import (
-    AgradError, AgradLimitError, AgradNameError, AgradShapeError, AgradSyntaxError,
+    AgradError,
+    AgradLimitError,
+    AgradNameError,
+    AgradShapeError,
+    AgradSyntaxError,
     AgradValueError,
 )  # fmt: skip
 

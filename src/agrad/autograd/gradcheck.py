@@ -46,13 +46,17 @@ def gradcheck(
     for oi, out in enumerate(outputs):
         analytic = batched_jacobian(out, tuple(diff))
         for ii, x in enumerate(diff):
-            a = np.zeros((out.data.size, x.data.size)) if analytic[ii] is None else (
-                analytic[ii].data.reshape(out.data.size, x.data.size)
+            a = (
+                np.zeros((out.data.size, x.data.size))
+                if analytic[ii] is None
+                else (analytic[ii].data.reshape(out.data.size, x.data.size))
             )
-            numeric = differences(_evaluator(func, inputs, x, oi, _record), x.data, eps,
-                                  relative=False)
-            verdict = compare(f"input {ii}", a, numeric, out.shape, x.shape, atol, rtol,
-                              strict=True)
+            numeric = differences(
+                _evaluator(func, inputs, x, oi, _record), x.data, eps, relative=False
+            )
+            verdict = compare(
+                f"input {ii}", a, numeric, out.shape, x.shape, atol, rtol, strict=True
+            )
             if not verdict.ok:
                 if raise_exception:
                     raise GradcheckError(
@@ -105,8 +109,17 @@ def gradgradcheck(
         outs = _as_tuple(func(*args))
         wanted = [a for a in args if isinstance(a, Tensor) and a.requires_grad]
         gs = grad(list(outs), wanted, grad_outputs=vs, create_graph=True, allow_unused=True)
-        return tuple(wrap(np.zeros_like(w.data)) if g is None else g for w, g in zip(wanted, gs))
+        return tuple(
+            wrap(np.zeros_like(w.data)) if g is None else g for w, g in zip(wanted, gs, strict=True)
+        )
 
     del diff
-    return gradcheck(first_derivative, inputs, eps=eps, atol=atol, rtol=rtol,
-                     raise_exception=raise_exception, _record=True)
+    return gradcheck(
+        first_derivative,
+        inputs,
+        eps=eps,
+        atol=atol,
+        rtol=rtol,
+        raise_exception=raise_exception,
+        _record=True,
+    )

@@ -45,8 +45,9 @@ class CheckOptions:
         return (atol if self.atol is None else self.atol, rtol if self.rtol is None else self.rtol)
 
 
-def check(session, options: CheckOptions | None = None,
-          expect: dict[str, str] | None = None) -> CheckReport:
+def check(
+    session, options: CheckOptions | None = None, expect: dict[str, str] | None = None
+) -> CheckReport:
     """Compare analytic and numeric derivatives for every --wrt variable of ``session``."""
     options = options or CheckOptions()
     expect = expect or {}
@@ -61,8 +62,7 @@ def check(session, options: CheckOptions | None = None,
         from .second_order import check_hessian
 
         return check_hessian(session, run, options, atol, rtol, eps)
-    report = CheckReport(True, {}, options.method, eps, atol, rtol, fast=options.fast,
-                         dtype=dtype)
+    report = CheckReport(True, {}, options.method, eps, atol, rtol, fast=options.fast, dtype=dtype)
     tensors = list(targets.values())
     tape = Tape(out, tensors)
     base = [t.data.astype(np.float64) for t in tensors]
@@ -71,15 +71,19 @@ def check(session, options: CheckOptions | None = None,
         return report
     blocks = batched_jacobian(out, tuple(tensors))
     for k, (name, t) in enumerate(targets.items()):
-        analytic = (np.zeros((out.data.size, t.data.size)) if blocks[k] is None
-                    else blocks[k].data.astype(np.float64).reshape(out.data.size, -1))
+        analytic = (
+            np.zeros((out.data.size, t.data.size))
+            if blocks[k] is None
+            else blocks[k].data.astype(np.float64).reshape(out.data.size, -1)
+        )
         numeric = differences(_column_fn(tape, base, k), base[k], eps, options.method)
         report.evaluations += numeric.evaluations
         var = compare(name, analytic, numeric, out.shape, t.shape, atol, rtol, options.strict)
         var.unused = blocks[k] is None
         if name in expect:
-            var.expect = _expect(expect[name], run, name, analytic, numeric.jacobian, out, t,
-                                 atol, rtol)
+            var.expect = _expect(
+                expect[name], run, name, analytic, numeric.jacobian, out, t, atol, rtol
+            )
             var.ok = var.ok and var.expect.ok
         report.variables[name] = var
         report.ok = report.ok and var.ok
@@ -99,8 +103,16 @@ def _column_fn(tape: Tape, base: list[np.ndarray], k: int):
     return f
 
 
-def compare(name: str, analytic: np.ndarray, d: Differences, out_shape: tuple,
-            in_shape: tuple, atol: float, rtol: float, strict: bool = False) -> VariableReport:
+def compare(
+    name: str,
+    analytic: np.ndarray,
+    d: Differences,
+    out_shape: tuple,
+    in_shape: tuple,
+    atol: float,
+    rtol: float,
+    strict: bool = False,
+) -> VariableReport:
     """Elementwise verdicts, with kinks (one-sided quotients that disagree) set apart."""
     numeric = d.jacobian
     abs_err = np.abs(analytic - numeric)
@@ -116,20 +128,30 @@ def compare(name: str, analytic: np.ndarray, d: Differences, out_shape: tuple,
             failing &= ~(kink & (analytic >= lo) & (analytic <= hi))
 
     def element(i: int, j: int, sided: bool = False) -> Element:
-        return Element(_unravel(i, out_shape), _unravel(j, in_shape), float(analytic[i, j]),
-                       float(numeric[i, j]), float(abs_err[i, j]), float(rel_err[i, j]),
-                       (float(d.left[i, j]), float(d.right[i, j])) if sided else None)
+        return Element(
+            _unravel(i, out_shape),
+            _unravel(j, in_shape),
+            float(analytic[i, j]),
+            float(numeric[i, j]),
+            float(abs_err[i, j]),
+            float(rel_err[i, j]),
+            (float(d.left[i, j]), float(d.right[i, j])) if sided else None,
+        )
 
     considered = ~kink | failing  # kinks that pass are listed apart, not among the worst
     ranked = np.where(failing, abs_err + 1e300, np.where(considered, abs_err, -1.0))
     order = [o for o in np.argsort(-ranked, axis=None)[:WORST] if ranked.flat[o] >= 0]
     worst = [element(*np.unravel_index(o, abs_err.shape)) for o in order]
-    kinks = [element(i, j, True) for i, j in zip(*np.nonzero(kink))][:WORST * 4]
+    kinks = [element(i, j, True) for i, j in zip(*np.nonzero(kink), strict=True)][: WORST * 4]
     return VariableReport(
-        name=name, ok=not failing.any(),
+        name=name,
+        ok=not failing.any(),
         max_abs_error=float(abs_err[considered].max()) if considered.any() else 0.0,
         max_rel_error=float(rel_err[considered].max()) if considered.any() else 0.0,
-        worst=worst, kinks=kinks, failures=int(failing.sum()), compared=int(abs_err.size),
+        worst=worst,
+        kinks=kinks,
+        failures=int(failing.sum()),
+        compared=int(abs_err.size),
         error_estimate=None if d.error is None else float(d.error.max(initial=0.0)),
     )
 
@@ -138,9 +160,17 @@ def _unravel(flat: int, shape: tuple) -> tuple[int, ...]:
     return tuple(int(i) for i in np.unravel_index(int(flat), shape)) if shape else ()
 
 
-def _check_fast(report: CheckReport, out: Tensor, targets: dict, tape: Tape,
-                base: list[np.ndarray], options: CheckOptions, atol: float, rtol: float,
-                eps: float) -> None:
+def _check_fast(
+    report: CheckReport,
+    out: Tensor,
+    targets: dict,
+    tape: Tape,
+    base: list[np.ndarray],
+    options: CheckOptions,
+    atol: float,
+    rtol: float,
+    eps: float,
+) -> None:
     """Random projections: u^T J v from one backward pass against u . (f(x+hv) - f(x-hv))/2h."""
     rng = np.random.default_rng(options.seed)
     tensors = list(targets.values())
@@ -150,10 +180,16 @@ def _check_fast(report: CheckReport, out: Tensor, targets: dict, tape: Tape,
             u = rng.standard_normal(out.shape)
             v = rng.standard_normal(t.shape)
             v /= max(np.linalg.norm(v), 1e-300)
-            g = autograd_grad(out, [t], grad_outputs=Tensor(u) if out.ndim else None,
-                              retain_graph=True, allow_unused=True)[0]
-            analytic = 0.0 if g is None else float(np.sum(g.data * v)) * (1.0 if out.ndim else
-                                                                           float(u))
+            g = autograd_grad(
+                out,
+                [t],
+                grad_outputs=Tensor(u) if out.ndim else None,
+                retain_graph=True,
+                allow_unused=True,
+            )[0]
+            analytic = (
+                0.0 if g is None else float(np.sum(g.data * v)) * (1.0 if out.ndim else float(u))
+            )
             h = eps * max(1.0, float(np.max(np.abs(base[k]), initial=0.0)))
             args = list(base)
             args[k] = base[k] + h * v
@@ -171,15 +207,26 @@ def _check_fast(report: CheckReport, out: Tensor, targets: dict, tape: Tape,
         report.ok = report.ok and var.ok
 
 
-def _expect(formula: str, run, name: str, analytic: np.ndarray, numeric: np.ndarray,
-            out: Tensor, t: Tensor, atol: float, rtol: float) -> ExpectReport:
+def _expect(
+    formula: str,
+    run,
+    name: str,
+    analytic: np.ndarray,
+    numeric: np.ndarray,
+    out: Tensor,
+    t: Tensor,
+    atol: float,
+    rtol: float,
+) -> ExpectReport:
     """Evaluate a hand-derived gradient formula with the program's values, and compare."""
     from ..lang.program import Program
 
     if out.data.size != 1:
-        raise AgradValueError(f"--expect {name}: a formula is compared with the gradient of a "
-                              "single-number output; this output has shape "
-                              f"{tuple(out.shape)}")
+        raise AgradValueError(
+            f"--expect {name}: a formula is compared with the gradient of a "
+            "single-number output; this output has shape "
+            f"{tuple(out.shape)}"
+        )
     try:
         program = Program.compile(formula)
         values = {n: run.env[n].data for n in program.free if n in run.env}
@@ -189,8 +236,10 @@ def _expect(formula: str, run, name: str, analytic: np.ndarray, numeric: np.ndar
     try:
         value = np.broadcast_to(np.asarray(value, dtype=np.float64), t.shape)
     except ValueError:
-        raise AgradValueError(f"--expect {name}: the formula has shape {np.shape(value)}, but "
-                              f"{name} has shape {tuple(t.shape)}") from None
+        raise AgradValueError(
+            f"--expect {name}: the formula has shape {np.shape(value)}, but "
+            f"{name} has shape {tuple(t.shape)}"
+        ) from None
     a, n = analytic.reshape(t.shape), numeric.reshape(t.shape)
 
     def agree(p: np.ndarray, q: np.ndarray) -> bool:

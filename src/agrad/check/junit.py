@@ -12,19 +12,37 @@ from .suite import SuiteResult
 
 def to_xml(result: SuiteResult) -> ET.Element:
     failures = sum(not c.ok for c in result.cases)
-    root = ET.Element("testsuites", tests=str(len(result.cases)), failures=str(failures),
-                      time=f"{result.seconds:.3f}")
-    suite = ET.SubElement(root, "testsuite", name=Path(result.path).stem,
-                          tests=str(len(result.cases)), failures=str(failures), errors="0",
-                          time=f"{result.seconds:.3f}")
+    root = ET.Element(
+        "testsuites",
+        tests=str(len(result.cases)),
+        failures=str(failures),
+        time=f"{result.seconds:.3f}",
+    )
+    suite = ET.SubElement(
+        root,
+        "testsuite",
+        name=Path(result.path).stem,
+        tests=str(len(result.cases)),
+        failures=str(failures),
+        errors="0",
+        time=f"{result.seconds:.3f}",
+    )
     for case in result.cases:
-        node = ET.SubElement(suite, "testcase", name=case.name, classname=Path(result.path).stem,
-                             time=f"{case.seconds:.3f}")
+        node = ET.SubElement(
+            suite,
+            "testcase",
+            name=case.name,
+            classname=Path(result.path).stem,
+            time=f"{case.seconds:.3f}",
+        )
         if not case.ok:
             text = _details(case)
-            failure = ET.SubElement(node, "failure", message=text.splitlines()[0],
-                                    type="GradientMismatch" if case.golden != "regression"
-                                    else "GoldenRegression")
+            failure = ET.SubElement(
+                node,
+                "failure",
+                message=text.splitlines()[0],
+                type="GradientMismatch" if case.golden != "regression" else "GoldenRegression",
+            )
             failure.text = text
     return root
 
@@ -35,12 +53,13 @@ def _details(case) -> str:
         for name, var in case.report.variables.items():
             if not var.ok:
                 if var.failures:
-                    lines.append(f"{name}: {var.failures} of {var.compared} elements differ "
-                                 f"from finite differences, max abs error "
-                                 f"{var.max_abs_error:.3g}")
+                    lines.append(
+                        f"{name}: {var.failures} of {var.compared} elements differ "
+                        f"from finite differences, max abs error "
+                        f"{var.max_abs_error:.3g}"
+                    )
                 if var.expect is not None and not var.expect.ok:
-                    lines.append(f"{name}: expect {var.expect.formula!r}: "
-                                 f"{var.expect.verdict()}")
+                    lines.append(f"{name}: expect {var.expect.formula!r}: {var.expect.verdict()}")
     if case.golden == "regression":
         lines.append(case.message or "golden values changed")
     return "\n".join(lines) or "failed"

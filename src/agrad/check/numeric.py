@@ -35,8 +35,9 @@ class Differences:
     evaluations: int = 0
 
 
-def differences(f: ArrayFn, x: np.ndarray, eps: float, method: str = "central",
-                relative: bool = True) -> Differences:
+def differences(
+    f: ArrayFn, x: np.ndarray, eps: float, method: str = "central", relative: bool = True
+) -> Differences:
     """Differentiate ``f`` at ``x`` numerically, one input element at a time.
 
     The step for element j is ``eps * max(1, |x_j|)`` when ``relative`` (so large
@@ -78,8 +79,9 @@ def differences(f: ArrayFn, x: np.ndarray, eps: float, method: str = "central",
     return Differences(jac, left, right, error, evaluations)
 
 
-def _pair(f: ArrayFn, base: np.ndarray, flat: np.ndarray, j: int, keep: float,
-          h: float) -> tuple[np.ndarray, np.ndarray]:
+def _pair(
+    f: ArrayFn, base: np.ndarray, flat: np.ndarray, j: int, keep: float, h: float
+) -> tuple[np.ndarray, np.ndarray]:
     flat[j] = keep + h
     up = _value(f, base)
     flat[j] = keep - h

@@ -15,16 +15,21 @@ def check_hessian(session, run, options, atol: float, rtol: float, eps: float) -
 
     out = run.output
     if out.data.size != 1:
-        raise AgradValueError(f"--order 2 checks the Hessian of a single-number output, but "
-                              f"the output has shape {tuple(out.shape)}")
+        raise AgradValueError(
+            f"--order 2 checks the Hessian of a single-number output, but "
+            f"the output has shape {tuple(out.shape)}"
+        )
     _, blocks, _ = session.hessian()
-    report = CheckReport(True, {}, options.method, eps, atol, rtol, order=2,
-                         dtype=np.dtype(session.dtype).name)
+    report = CheckReport(
+        True, {}, options.method, eps, atol, rtol, order=2, dtype=np.dtype(session.dtype).name
+    )
     for name, block in blocks.items():
         t = run.wrt.get(name) if session.wrt else run.env[name]
         if t is None or t.grad_fn is not None:
-            raise AgradValueError(f"--order 2: {name!r} is computed by the program; second "
-                                  "derivatives are checked with respect to inputs")
+            raise AgradValueError(
+                f"--order 2: {name!r} is computed by the program; second "
+                "derivatives are checked with respect to inputs"
+            )
 
         def gradient(values: np.ndarray, name: str = name) -> np.ndarray:
             perturbed = session.run({name: values})

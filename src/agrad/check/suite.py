@@ -31,8 +31,24 @@ from ..errors import AgradError, AgradValueError
 from .checker import CheckOptions, check
 from .report import CheckReport
 
-KEYS = {"name", "program", "file", "wrt", "set", "expect", "dtype", "eps", "atol", "rtol",
-        "method", "fast", "order", "strict", "seed", "golden"}
+KEYS = {
+    "name",
+    "program",
+    "file",
+    "wrt",
+    "set",
+    "expect",
+    "dtype",
+    "eps",
+    "atol",
+    "rtol",
+    "method",
+    "fast",
+    "order",
+    "strict",
+    "seed",
+    "golden",
+}
 GOLDEN_RTOL, GOLDEN_ATOL = 1e-7, 1e-9
 
 
@@ -74,12 +90,14 @@ def load(path: str) -> tuple[list[dict[str, Any]], list[int], str]:
     cases = data.get("case")
     extra = sorted(set(data) - {"case"})
     if extra:
-        raise AgradValueError(f"{path}: unknown top-level key {extra[0]!r}; write cases as "
-                              "[[case]] tables")
+        raise AgradValueError(
+            f"{path}: unknown top-level key {extra[0]!r}; write cases as [[case]] tables"
+        )
     if not isinstance(cases, list) or not cases:
         raise AgradValueError(f"{path}: no [[case]] tables found")
-    lines = [i + 1 for i, row in enumerate(text.splitlines())
-             if re.match(r"\s*\[\[\s*case\s*\]\]", row)]
+    lines = [
+        i + 1 for i, row in enumerate(text.splitlines()) if re.match(r"\s*\[\[\s*case\s*\]\]", row)
+    ]
     lines += [0] * (len(cases) - len(lines))
     return cases, lines, text
 
@@ -88,7 +106,7 @@ def _validate(case: dict[str, Any], index: int, line: int, path: str) -> str:
     where = f"{path}:{line}: case {index + 1}"
     name = case.get("name")
     if not isinstance(name, str) or not name:
-        raise AgradValueError(f"{where}: every case needs a name = \"...\"")
+        raise AgradValueError(f'{where}: every case needs a name = "..."')
     where += f" ({name!r})"
     for key in case:
         if key not in KEYS:
@@ -96,17 +114,19 @@ def _validate(case: dict[str, Any], index: int, line: int, path: str) -> str:
             hint = f"; did you mean {close[0]!r}?" if close else ""
             raise AgradValueError(f"{where}: unknown key {key!r}{hint}")
     if ("program" in case) == ("file" in case):
-        raise AgradValueError(f"{where}: give exactly one of program = \"...\" or file = \"...\"")
+        raise AgradValueError(f'{where}: give exactly one of program = "..." or file = "..."')
     if "wrt" not in case:
-        raise AgradValueError(f"{where}: missing wrt = [\"name\", ...]: the variables to check")
+        raise AgradValueError(f'{where}: missing wrt = ["name", ...]: the variables to check')
     if not isinstance(case.get("wrt"), list) or not all(isinstance(w, str) for w in case["wrt"]):
-        raise AgradValueError(f"{where}: wrt must be a list of names, e.g. wrt = [\"w\", \"b\"]")
+        raise AgradValueError(f'{where}: wrt must be a list of names, e.g. wrt = ["w", "b"]')
     for key in ("set", "expect"):
         table = case.get(key, {})
-        if not isinstance(table, dict) or not all(isinstance(v, (str, int, float))
-                                                  for v in table.values()):
-            raise AgradValueError(f"{where}: {key} must be a table of strings, e.g. "
-                                  f"{key} = {{ x = \"[1,2]\" }}")
+        if not isinstance(table, dict) or not all(
+            isinstance(v, (str, int, float)) for v in table.values()
+        ):
+            raise AgradValueError(
+                f'{where}: {key} must be a table of strings, e.g. {key} = {{ x = "[1,2]" }}'
+            )
     return where
 
 
@@ -129,14 +149,19 @@ def run_suite(path: str, update_golden: bool = False) -> SuiteResult:
             source = case.get("program") or _read_case_file(path, case["file"], where)
             sets = [f"{k}={v}" for k, v in case.get("set", {}).items()]
             wrt = list(dict.fromkeys([*case["wrt"], *case.get("expect", {})]))
-            session = Session.create(source, sets, wrt, dtype=case.get("dtype", "float64"),
-                                     seed=int(case.get("seed", 0)))
+            session = Session.create(
+                source, sets, wrt, dtype=case.get("dtype", "float64"), seed=int(case.get("seed", 0))
+            )
             options = CheckOptions(
-                eps=case.get("eps"), atol=case.get("atol"), rtol=case.get("rtol"),
-                method=case.get("method", "central"), fast=bool(case.get("fast", False)),
-                order=int(case.get("order", 1)), strict=bool(case.get("strict", False)))
-            report = check(session, options, {k: str(v) for k, v in case.get("expect",
-                                                                              {}).items()})
+                eps=case.get("eps"),
+                atol=case.get("atol"),
+                rtol=case.get("rtol"),
+                method=case.get("method", "central"),
+                fast=bool(case.get("fast", False)),
+                order=int(case.get("order", 1)),
+                strict=bool(case.get("strict", False)),
+            )
+            report = check(session, options, {k: str(v) for k, v in case.get("expect", {}).items()})
             values = _current_values(session)
         except AgradError as exc:
             raise type(exc)(f"{where}: {exc}") from None
@@ -160,18 +185,23 @@ def _read_case_file(suite: str, file: str, where: str) -> str:
     try:
         return target.read_text(encoding="utf-8")
     except OSError as exc:
-        raise AgradValueError(f"{where}: cannot read program file {str(target)!r}: "
-                              f"{exc.strerror}") from None
+        raise AgradValueError(
+            f"{where}: cannot read program file {str(target)!r}: {exc.strerror}"
+        ) from None
 
 
 def _current_values(session) -> dict[str, Any]:
     evaluation = session.evaluate() if _is_scalar(session) else None
     if evaluation is None:
         value, blocks = session.jacobian()
-        return {"value": np.asarray(value).tolist(),
-                "jacobian": {n: v.grad.tolist() for n, v in blocks.items()}}
-    return {"value": np.asarray(evaluation.value).tolist(),
-            "grads": {n: v.grad.tolist() for n, v in evaluation.variables.items()}}
+        return {
+            "value": np.asarray(value).tolist(),
+            "jacobian": {n: v.grad.tolist() for n, v in blocks.items()},
+        }
+    return {
+        "value": np.asarray(evaluation.value).tolist(),
+        "grads": {n: v.grad.tolist() for n, v in evaluation.variables.items()},
+    }
 
 
 def _is_scalar(session) -> bool:
@@ -215,8 +245,10 @@ def _read_golden(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError) as exc:
-        raise AgradValueError(f"{path}: cannot read the golden values: {exc}; fix it or rewrite "
-                              "it with --update-golden") from None
+        raise AgradValueError(
+            f"{path}: cannot read the golden values: {exc}; fix it or rewrite "
+            "it with --update-golden"
+        ) from None
     if not isinstance(data, dict):
         raise AgradValueError(f"{path}: golden values must be a JSON object")
     return data

@@ -56,8 +56,9 @@ def run(argv: list[str] | None = None) -> int:
     except Exception as exc:  # the boundary: never a traceback
         if os.environ.get("AGRAD_DEBUG"):
             raise
-        return _fail(f"internal error (a bug in agrad, please report it): "
-                     f"{type(exc).__name__}: {exc}")
+        return _fail(
+            f"internal error (a bug in agrad, please report it): {type(exc).__name__}: {exc}"
+        )
     return int(result) if isinstance(result, int) else int(ExitCode.OK)
 
 

@@ -45,13 +45,18 @@ FileOpt = Annotated[
 ]
 SetOpt = Annotated[
     list[str] | None,
-    typer.Option("--set", help="Bind NAME=VALUE: a constant (e.g. [1,2], randn(3), 2.5) or "
-                 "@PATH (.npy, .npz:key, .csv, .txt, .json). Repeatable.", metavar="NAME=VALUE"),
+    typer.Option(
+        "--set",
+        help="Bind NAME=VALUE: a constant (e.g. [1,2], randn(3), 2.5) or "
+        "@PATH (.npy, .npz:key, .csv, .txt, .json). Repeatable.",
+        metavar="NAME=VALUE",
+    ),
 ]
 WrtOpt = Annotated[
     list[str] | None,
-    typer.Option("--wrt", help="Variables to differentiate with respect to, e.g. w,b.",
-                 metavar="NAMES"),
+    typer.Option(
+        "--wrt", help="Variables to differentiate with respect to, e.g. w,b.", metavar="NAMES"
+    ),
 ]
 FormatOpt = Annotated[Format, typer.Option("--format", help="Output format.")]
 PrecisionOpt = Annotated[
@@ -68,8 +73,7 @@ def read_program(program: str | None, file: str | None) -> str:
     """The program text from the argument, standard input ('-') or --file."""
     if file is not None:
         if program is not None:
-            raise AgradValueError("give the program either as an argument or with --file, "
-                                  "not both")
+            raise AgradValueError("give the program either as an argument or with --file, not both")
         try:
             with open(file, encoding="utf-8") as handle:
                 return handle.read()
@@ -78,8 +82,9 @@ def read_program(program: str | None, file: str | None) -> str:
         except UnicodeDecodeError:
             raise AgradValueError(f"--file: {file!r} is not UTF-8 text") from None
     if program is None:
-        raise AgradValueError("no program given: pass it as an argument, '-' for standard "
-                              "input, or --file PATH")
+        raise AgradValueError(
+            "no program given: pass it as an argument, '-' for standard input, or --file PATH"
+        )
     if program == "-":
         return sys.stdin.read()
     return program
@@ -88,8 +93,14 @@ def read_program(program: str | None, file: str | None) -> str:
 def _session(program, file, sets, wrt, dtype, seed, max_elements):
     from ..lang.session import Session
 
-    return Session.create(read_program(program, file), sets or [], wrt or [],
-                          dtype=dtype.value, seed=seed, max_elements=max_elements)
+    return Session.create(
+        read_program(program, file),
+        sets or [],
+        wrt or [],
+        dtype=dtype.value,
+        seed=seed,
+        max_elements=max_elements,
+    )
 
 
 def _version(value: bool) -> None:
@@ -101,8 +112,10 @@ def _version(value: bool) -> None:
 @app.callback()
 def root(
     version: Annotated[
-        bool, typer.Option("--version", callback=_version, is_eager=True,
-                           help="Show the version and exit.")
+        bool,
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="Show the version and exit."
+        ),
     ] = False,
 ) -> None:
     """agrad: autograd from the command line."""
@@ -116,12 +129,22 @@ def eval_command(
     wrt: WrtOpt = None,
     grad_output: Annotated[
         str | None,
-        typer.Option("--grad-output", metavar="VALUE", help="The 'gradient' of backward for a "
-                     "non-scalar output: computes a vector-Jacobian product."),
+        typer.Option(
+            "--grad-output",
+            metavar="VALUE",
+            help="The 'gradient' of backward for a "
+            "non-scalar output: computes a vector-Jacobian product.",
+        ),
     ] = None,
-    explain: Annotated[bool, typer.Option("--explain", help="Show the backward pass step by "
-                       "step: the gradient reaching each node, its local rule, what it sends "
-                       "to each input.")] = False,
+    explain: Annotated[
+        bool,
+        typer.Option(
+            "--explain",
+            help="Show the backward pass step by "
+            "step: the gradient reaching each node, its local rule, what it sends "
+            "to each input.",
+        ),
+    ] = False,
     format_: FormatOpt = Format.table,
     precision: PrecisionOpt = 6,
     dtype: DtypeOpt = Dtype.float64,
@@ -217,8 +240,10 @@ def functions_command(format_: FormatOpt = Format.table) -> None:
 
 def _required(wrt: list[str] | None) -> list[str]:
     if not wrt:
-        raise AgradValueError("--wrt is required here: name the variables to differentiate "
-                              "with respect to, e.g. --wrt x")
+        raise AgradValueError(
+            "--wrt is required here: name the variables to differentiate "
+            "with respect to, e.g. --wrt x"
+        )
     return wrt
 
 

@@ -38,29 +38,77 @@ def check_command(
     file: FileOpt = None,
     set_: SetOpt = None,
     wrt: WrtOpt = None,
-    eps: Annotated[float | None, typer.Option("--eps", help="Finite-difference step "
-                   "(default: suited to the method, relative to each input's size).")] = None,
-    atol: Annotated[float | None, typer.Option("--atol", help="Absolute tolerance "
-                    "(default 1e-6 for float64, 1e-4 for float32).")] = None,
-    rtol: Annotated[float | None, typer.Option("--rtol", help="Relative tolerance "
-                    "(default 1e-5 for float64, 1e-3 for float32).")] = None,
-    order: Annotated[int, typer.Option("--order", min=1, max=2, help="1: gradients; 2: the "
-                     "Hessian against differences of the gradient.")] = 1,
-    method: Annotated[Method, typer.Option("--method", help="Finite differences to use.")]
-    = Method.central,
-    fast: Annotated[bool, typer.Option("--fast", help="Random-direction projections: a few "
-                    "evaluations instead of two per input element.")] = False,
-    strict: Annotated[bool, typer.Option("--strict", help="Count non-differentiable points "
-                      "(kinks) as failures.")] = False,
-    expect: Annotated[list[str] | None, typer.Option("--expect", metavar="NAME=FORMULA",
-                      help="A hand-derived gradient to compare, e.g. "
-                      "w=\"2*sum((w*x+b-y)*x)\". Repeatable.")] = None,
-    suite: Annotated[str | None, typer.Option("--suite", metavar="FILE.toml",
-                     help="Run the cases of a TOML suite instead of one program.")] = None,
-    update_golden: Annotated[bool, typer.Option("--update-golden", help="With --suite: "
-                             "rewrite the golden values beside the suite.")] = False,
-    junit_xml: Annotated[str | None, typer.Option("--junit-xml", metavar="PATH",
-                         help="With --suite: also write a JUnit XML report.")] = None,
+    eps: Annotated[
+        float | None,
+        typer.Option(
+            "--eps",
+            help="Finite-difference step "
+            "(default: suited to the method, relative to each input's size).",
+        ),
+    ] = None,
+    atol: Annotated[
+        float | None,
+        typer.Option(
+            "--atol", help="Absolute tolerance (default 1e-6 for float64, 1e-4 for float32)."
+        ),
+    ] = None,
+    rtol: Annotated[
+        float | None,
+        typer.Option(
+            "--rtol", help="Relative tolerance (default 1e-5 for float64, 1e-3 for float32)."
+        ),
+    ] = None,
+    order: Annotated[
+        int,
+        typer.Option(
+            "--order",
+            min=1,
+            max=2,
+            help="1: gradients; 2: the Hessian against differences of the gradient.",
+        ),
+    ] = 1,
+    method: Annotated[
+        Method, typer.Option("--method", help="Finite differences to use.")
+    ] = Method.central,
+    fast: Annotated[
+        bool,
+        typer.Option(
+            "--fast",
+            help="Random-direction projections: a few "
+            "evaluations instead of two per input element.",
+        ),
+    ] = False,
+    strict: Annotated[
+        bool, typer.Option("--strict", help="Count non-differentiable points (kinks) as failures.")
+    ] = False,
+    expect: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--expect",
+            metavar="NAME=FORMULA",
+            help='A hand-derived gradient to compare, e.g. w="2*sum((w*x+b-y)*x)". Repeatable.',
+        ),
+    ] = None,
+    suite: Annotated[
+        str | None,
+        typer.Option(
+            "--suite",
+            metavar="FILE.toml",
+            help="Run the cases of a TOML suite instead of one program.",
+        ),
+    ] = None,
+    update_golden: Annotated[
+        bool,
+        typer.Option(
+            "--update-golden", help="With --suite: rewrite the golden values beside the suite."
+        ),
+    ] = False,
+    junit_xml: Annotated[
+        str | None,
+        typer.Option(
+            "--junit-xml", metavar="PATH", help="With --suite: also write a JUnit XML report."
+        ),
+    ] = None,
     format_: FormatOpt = Format.table,
     precision: PrecisionOpt = 6,
     dtype: DtypeOpt = Dtype.float64,
@@ -88,8 +136,16 @@ def check_command(
     if not names:
         raise AgradValueError("--wrt is required: name the variables to check, e.g. --wrt w,b")
     session = _session(program, file, set_, names, dtype, seed, max_elements)
-    options = CheckOptions(eps=eps, atol=atol, rtol=rtol, method=method.value, fast=fast,
-                           order=order, strict=strict, seed=seed)
+    options = CheckOptions(
+        eps=eps,
+        atol=atol,
+        rtol=rtol,
+        method=method.value,
+        fast=fast,
+        order=order,
+        strict=strict,
+        seed=seed,
+    )
     report = check(session, options, formulas)
     render.check_report(report, format_.value, precision)
     return int(ExitCode.OK if report.ok else ExitCode.CHECK_FAILED)
@@ -98,8 +154,9 @@ def check_command(
 def _split_expect(option: str) -> tuple[str, str]:
     name, sep, formula = option.partition("=")
     if not sep or not name.strip() or not formula.strip():
-        raise AgradValueError(f"--expect {option!r}: expected NAME=FORMULA, e.g. "
-                              "--expect w=\"2*sum((w*x+b-y)*x)\"")
+        raise AgradValueError(
+            f'--expect {option!r}: expected NAME=FORMULA, e.g. --expect w="2*sum((w*x+b-y)*x)"'
+        )
     return name.strip(), formula.strip()
 
 
@@ -109,14 +166,16 @@ def _run_suite(path, program, file, update_golden, junit_xml, format_, precision
     from . import render
 
     if program is not None or file is not None:
-        raise AgradValueError("--suite runs the suite's own programs; drop the PROGRAM "
-                              "argument and --file")
+        raise AgradValueError(
+            "--suite runs the suite's own programs; drop the PROGRAM argument and --file"
+        )
     result = run_suite(path, update_golden)
     if junit_xml:
         try:
             junit.write(result, junit_xml)
         except OSError as exc:
-            raise AgradValueError(f"--junit-xml: cannot write {junit_xml!r}: "
-                                  f"{exc.strerror}") from None
+            raise AgradValueError(
+                f"--junit-xml: cannot write {junit_xml!r}: {exc.strerror}"
+            ) from None
     render.suite_report(result, format_.value, precision)
     return int(ExitCode.OK if result.ok else ExitCode.CHECK_FAILED)

@@ -9,8 +9,20 @@ import typer
 
 from . import ExitCode
 from .app import (
-    Dtype, DtypeOpt, FileOpt, Format, FormatOpt, LimitOpt, PrecisionOpt, ProgramArg, SeedOpt,
-    SetOpt, WrtOpt, _required, _session, app,
+    Dtype,
+    DtypeOpt,
+    FileOpt,
+    Format,
+    FormatOpt,
+    LimitOpt,
+    PrecisionOpt,
+    ProgramArg,
+    SeedOpt,
+    SetOpt,
+    WrtOpt,
+    _required,
+    _session,
+    app,
 )  # fmt: skip
 
 
@@ -28,10 +40,12 @@ def fit_command(
     steps: Annotated[int, typer.Option("--steps", min=0, help="Optimizer steps.")] = 100,
     lr: Annotated[float, typer.Option("--lr", min=0.0, help="Learning rate.")] = 0.01,
     momentum: Annotated[float, typer.Option("--momentum", min=0.0, help="SGD momentum.")] = 0.0,
-    optimizer: Annotated[Optimizer, typer.Option("--optimizer", help="sgd or adam.")]
-    = Optimizer.sgd,
-    every: Annotated[int, typer.Option("--every", min=0, help="Log a row every K steps "
-                     "(0: none).")] = 0,
+    optimizer: Annotated[
+        Optimizer, typer.Option("--optimizer", help="sgd or adam.")
+    ] = Optimizer.sgd,
+    every: Annotated[
+        int, typer.Option("--every", min=0, help="Log a row every K steps (0: none).")
+    ] = 0,
     format_: FormatOpt = Format.table,
     precision: PrecisionOpt = 6,
     dtype: DtypeOpt = Dtype.float64,

@@ -30,12 +30,25 @@ def graph_command(
     file: FileOpt = None,
     set_: SetOpt = None,
     wrt: WrtOpt = None,
-    format_: Annotated[GraphFormat, typer.Option("--format", help="tree (the terminal), dot "
-                       "(Graphviz), mermaid (Markdown, GitHub) or json.")] = GraphFormat.tree,
-    render: Annotated[str | None, typer.Option("--render", metavar="OUT.svg|OUT.png",
-                      help="Draw the graph to a file with Graphviz's dot.")] = None,
-    constants: Annotated[bool, typer.Option("--constants/--no-constants", help="Show inputs "
-                         "that do not require grad.")] = True,
+    format_: Annotated[
+        GraphFormat,
+        typer.Option(
+            "--format",
+            help="tree (the terminal), dot (Graphviz), mermaid (Markdown, GitHub) or json.",
+        ),
+    ] = GraphFormat.tree,
+    render: Annotated[
+        str | None,
+        typer.Option(
+            "--render",
+            metavar="OUT.svg|OUT.png",
+            help="Draw the graph to a file with Graphviz's dot.",
+        ),
+    ] = None,
+    constants: Annotated[
+        bool,
+        typer.Option("--constants/--no-constants", help="Show inputs that do not require grad."),
+    ] = True,
     dtype: DtypeOpt = Dtype.float64,
     seed: SeedOpt = 0,
     max_elements: LimitOpt = 10**8,
@@ -71,8 +84,9 @@ def _render(source: str, target: str) -> None:
             "'graphviz' package (apt-get install graphviz, brew install graphviz), or use "
             "--format dot and render it elsewhere"
         )
-    result = subprocess.run([dot, f"-T{kind}", "-o", target], input=source, text=True,
-                            capture_output=True, check=False)
+    result = subprocess.run(
+        [dot, f"-T{kind}", "-o", target], input=source, text=True, capture_output=True, check=False
+    )
     if result.returncode != 0:
         reason = (result.stderr.strip().splitlines() or ["unknown error"])[0]
         raise AgradValueError(f"--render {target!r}: dot failed: {reason}")

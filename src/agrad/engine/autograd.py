@@ -16,7 +16,7 @@ import numpy as np
 
 from ..errors import AgradAutogradError
 from . import functions, kernels
-from .grad_mode import STATE, set_grad_enabled
+from .grad_mode import set_grad_enabled
 from .node import Node
 from .ops.core import SMALL, ShapeOnly
 from .tensor import Tensor, wrap
@@ -49,7 +49,7 @@ def _as_list(x: Any) -> list:
 def _seed(outputs: list[Tensor], grads: list, batch: int, create_graph: bool) -> list:
     """Check and default each output's incoming gradient (``gradient=`` of backward)."""
     seeds = []
-    for i, (out, g) in enumerate(zip(outputs, grads + [None] * len(outputs))):
+    for i, (out, g) in enumerate(zip(outputs, grads + [None] * len(outputs), strict=False)):
         if not out._rg:
             raise AgradAutogradError(NO_GRAD_ERROR.format(i))
         if g is None:
@@ -127,7 +127,7 @@ def run_backward(
     pending: dict[int, Any] = {}
     stored: set[int] = set()  # arrays already handed to a tensor's .grad in this pass
     roots = []
-    for out, g in zip(outputs, seeds):
+    for out, g in zip(outputs, seeds, strict=True):
         if out.grad_fn is None:
             _deliver(out, g, capture, leaf_slot, found, create_graph, stored)
         else:
@@ -152,7 +152,7 @@ def run_backward(
             grads, raw = _node_vjp(node, g, ns, create_graph, batch)
             if on_node is not None:
                 on_node(node, g, grads, raw)
-            for child, gi in zip(node.next, grads):
+            for child, gi in zip(node.next, grads, strict=True):
                 if child is None or gi is None:
                     continue
                 if type(child) is Node:
@@ -182,13 +182,14 @@ def _node_vjp(node: Node, g: Any, ns: Any, create_graph: bool, batch: int) -> tu
         xs = [x.data if isinstance(x, Tensor) else x for x in node.inputs]
         out = node.out
     if op.needs_mask:
-        grads = op.vjp(ns, g, out, *xs, needs=tuple(n is not None for n in node.next),
-                       **node.params)
+        grads = op.vjp(
+            ns, g, out, *xs, needs=tuple(n is not None for n in node.next), **node.params
+        )
     else:
         grads = op.vjp(ns, g, out, *xs, **node.params)
     lead = g.shape[:batch] if batch else ()
     result = []
-    for x, child, gi in zip(node.inputs, node.next, grads):
+    for x, child, gi in zip(node.inputs, node.next, grads, strict=True):
         if child is not None and gi is not None:
             data = x.data  # an input with a producer is always a Tensor
             shape = lead + data.shape if batch else data.shape
@@ -201,7 +202,7 @@ def _node_vjp(node: Node, g: Any, ns: Any, create_graph: bool, batch: int) -> tu
 
 
 def _check_versions(node: Node) -> None:
-    for x, version in zip(node.inputs, node.versions):
+    for x, version in zip(node.inputs, node.versions, strict=True):
         if isinstance(x, Tensor) and x._version != version:
             raise AgradAutogradError(
                 "one of the variables needed for gradient computation has been modified by an "
@@ -234,13 +235,23 @@ def _run_hooks(hooks: list, g: Any, create_graph: bool) -> Any:
     for hook in hooks:
         value = hook(g if create_graph else wrap(g))
         if value is not None:
-            g = value if create_graph else np.asarray(value.data if isinstance(value, Tensor)
-                                                      else value)
+            g = (
+                value
+                if create_graph
+                else np.asarray(value.data if isinstance(value, Tensor) else value)
+            )
     return g
 
 
-def _deliver(leaf: Tensor, g: Any, capture: bool, slots: dict, found: dict,
-             create_graph: bool, stored: set[int]) -> None:
+def _deliver(
+    leaf: Tensor,
+    g: Any,
+    capture: bool,
+    slots: dict,
+    found: dict,
+    create_graph: bool,
+    stored: set[int],
+) -> None:
     if capture:
         i = slots.get(id(leaf))
         if i is not None:
@@ -261,8 +272,14 @@ def _accumulate(t: Tensor, g: Any, create_graph: bool, stored: set[int] | None =
         t._grad = g if t._grad is None else t._grad + g
     elif t._grad is not None:
         t._grad = wrap(np.asarray(t._grad.data + g))
-    elif (stored is not None and type(g) is np.ndarray and g.base is None
-          and g.flags.writeable and g.dtype == t.data.dtype and id(g) not in stored):
+    elif (
+        stored is not None
+        and type(g) is np.ndarray
+        and g.base is None
+        and g.flags.writeable
+        and g.dtype == t.data.dtype
+        and id(g) not in stored
+    ):
         stored.add(id(g))
         t._grad = wrap(g)
     else:
@@ -282,9 +299,10 @@ def backward(
         retain_graph = create_graph
     if inputs is not None:
         wanted = _as_list(inputs)
-        grads = run_backward(outputs, _as_list(grad_tensors), retain_graph, create_graph,
-                             inputs=wanted)
-        for t, g in zip(wanted, grads):
+        grads = run_backward(
+            outputs, _as_list(grad_tensors), retain_graph, create_graph, inputs=wanted
+        )
+        for t, g in zip(wanted, grads, strict=True):
             if g is not None:
                 _accumulate(t, g, create_graph)
         return
@@ -308,10 +326,16 @@ def grad(
             raise AgradAutogradError("One of the differentiated Tensors does not require grad")
     if retain_graph is None:
         retain_graph = create_graph
-    grads = run_backward(outs, _as_list(grad_outputs), retain_graph, create_graph, inputs=ins,
-                         batch=1 if is_grads_batched else 0)
+    grads = run_backward(
+        outs,
+        _as_list(grad_outputs),
+        retain_graph,
+        create_graph,
+        inputs=ins,
+        batch=1 if is_grads_batched else 0,
+    )
     result = []
-    for i, (t, g) in enumerate(zip(ins, grads)):  # type: ignore[arg-type]
+    for i, (t, g) in enumerate(zip(ins, grads, strict=True)):  # type: ignore[arg-type]
         if g is None:
             if materialize_grads:
                 g = np.zeros_like(t.data)

@@ -61,12 +61,14 @@ def full(size: Any, fill_value: Any, dtype: Any = None, requires_grad: bool = Fa
 
 
 def eye(n: Any, m: Any = None, dtype: Any = None, requires_grad: bool = False) -> Tensor:
-    return _leaf(np.eye(int(n), None if m is None else int(m), dtype=_float_dtype(dtype)),
-                 requires_grad)
+    return _leaf(
+        np.eye(int(n), None if m is None else int(m), dtype=_float_dtype(dtype)), requires_grad
+    )
 
 
-def arange(start: Any, end: Any = None, step: Any = 1, dtype: Any = None,
-           requires_grad: bool = False) -> Tensor:
+def arange(
+    start: Any, end: Any = None, step: Any = 1, dtype: Any = None, requires_grad: bool = False
+) -> Tensor:
     if end is None:
         start, end = 0, start
     if step == 0:
@@ -76,20 +78,24 @@ def arange(start: Any, end: Any = None, step: Any = 1, dtype: Any = None,
     return _leaf(np.arange(start, end, step, dtype=kind), requires_grad)
 
 
-def linspace(start: Any, end: Any, steps: Any, dtype: Any = None,
-             requires_grad: bool = False) -> Tensor:
-    return _leaf(np.linspace(float(start), float(end), int(steps), dtype=_float_dtype(dtype)),
-                 requires_grad)
+def linspace(
+    start: Any, end: Any, steps: Any, dtype: Any = None, requires_grad: bool = False
+) -> Tensor:
+    return _leaf(
+        np.linspace(float(start), float(end), int(steps), dtype=_float_dtype(dtype)), requires_grad
+    )
 
 
-def randn(*size: Any, dtype: Any = None, requires_grad: bool = False,
-          generator: Any = None) -> Tensor:
+def randn(
+    *size: Any, dtype: Any = None, requires_grad: bool = False, generator: Any = None
+) -> Tensor:
     data = _RNG[0].standard_normal(_shape_args(size)).astype(_float_dtype(dtype))
     return _leaf(data, requires_grad)
 
 
-def rand(*size: Any, dtype: Any = None, requires_grad: bool = False,
-         generator: Any = None) -> Tensor:
+def rand(
+    *size: Any, dtype: Any = None, requires_grad: bool = False, generator: Any = None
+) -> Tensor:
     data = _RNG[0].random(_shape_args(size)).astype(_float_dtype(dtype))
     return _leaf(data, requires_grad)
 

@@ -36,18 +36,25 @@ def _outputs(func: Callable, inputs: tuple[Tensor, ...]) -> tuple[tuple[Tensor, 
     return (tuple(out) if is_tuple else (out,)), is_tuple
 
 
-def batched_jacobian(out: Tensor, inputs: tuple[Tensor, ...], create_graph: bool = False,
-                     retain_graph: bool = True) -> list[Any]:
+def batched_jacobian(
+    out: Tensor, inputs: tuple[Tensor, ...], create_graph: bool = False, retain_graph: bool = True
+) -> list[Any]:
     """d out / d input for each input, shaped out.shape + input.shape (None if unused)."""
     n = out.data.size
     seed = np.eye(n, dtype=out.dtype).reshape((n, *out.shape))
     if not out._rg:
         return [None for _ in inputs]
     seed_arg = wrap(seed) if create_graph else seed
-    grads = run_backward([out], [seed_arg], retain_graph=retain_graph,
-                         create_graph=create_graph, inputs=list(inputs), batch=1)
+    grads = run_backward(
+        [out],
+        [seed_arg],
+        retain_graph=retain_graph,
+        create_graph=create_graph,
+        inputs=list(inputs),
+        batch=1,
+    )
     result = []
-    for x, g in zip(inputs, grads):  # type: ignore[arg-type]
+    for x, g in zip(inputs, grads, strict=True):  # type: ignore[arg-type]
         if g is None:
             result.append(None)
         else:
@@ -60,22 +67,36 @@ def _zeros_for(out: Tensor, x: Tensor) -> Tensor:
     return wrap(np.zeros(out.shape + x.shape, dtype=np.result_type(out.data, x.data)))
 
 
-def jacobian(func: Callable, inputs: Any, create_graph: bool = False, strict: bool = False,
-             vectorize: bool = False, strategy: str = "reverse-mode") -> Any:
+def jacobian(
+    func: Callable,
+    inputs: Any,
+    create_graph: bool = False,
+    strict: bool = False,
+    vectorize: bool = False,
+    strategy: str = "reverse-mode",
+) -> Any:
     """The Jacobian of ``func`` at ``inputs``: shape output.shape + input.shape."""
     ins, in_tuple = _prepare(inputs)
     outs, out_tuple = _outputs(func, ins)
     rows = []
     for out in outs:
         blocks = batched_jacobian(out, ins, create_graph)
-        rows.append(tuple(_zeros_for(out, x) if b is None else b for x, b in zip(ins, blocks)))
+        rows.append(
+            tuple(_zeros_for(out, x) if b is None else b for x, b in zip(ins, blocks, strict=True))
+        )
     if not out_tuple:
         return rows[0] if in_tuple else rows[0][0]
     return tuple(r if in_tuple else r[0] for r in rows)
 
 
-def hessian(func: Callable, inputs: Any, create_graph: bool = False, strict: bool = False,
-            vectorize: bool = False, outer_jacobian_strategy: str = "reverse-mode") -> Any:
+def hessian(
+    func: Callable,
+    inputs: Any,
+    create_graph: bool = False,
+    strict: bool = False,
+    vectorize: bool = False,
+    outer_jacobian_strategy: str = "reverse-mode",
+) -> Any:
     """The Hessian of a scalar ``func``: shape input.shape + input.shape."""
     ins, in_tuple = _prepare(inputs)
     outs, _ = _outputs(func, ins)
@@ -85,31 +106,43 @@ def hessian(func: Callable, inputs: Any, create_graph: bool = False, strict: boo
     out = out.reshape(())
     grads = grad(out, ins, create_graph=True, allow_unused=True)
     rows = []
-    for x, g in zip(ins, grads):
+    for x, g in zip(ins, grads, strict=True):
         if g is None or not g._rg:
             rows.append(tuple(wrap(np.zeros(x.shape + y.shape, dtype=x.dtype)) for y in ins))
             continue
         blocks = batched_jacobian(g, ins, create_graph)
-        rows.append(tuple(_zeros_for(g, y) if b is None else b for y, b in zip(ins, blocks)))
+        rows.append(
+            tuple(_zeros_for(g, y) if b is None else b for y, b in zip(ins, blocks, strict=True))
+        )
     return tuple(rows) if in_tuple else rows[0][0]
 
 
-def vjp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
-        strict: bool = False) -> tuple[Any, Any]:
+def vjp(
+    func: Callable, inputs: Any, v: Any = None, create_graph: bool = False, strict: bool = False
+) -> tuple[Any, Any]:
     """(func(inputs), v^T J): a vector-Jacobian product."""
     ins, in_tuple = _prepare(inputs)
     outs, out_tuple = _outputs(func, ins)
     vs = list(v) if isinstance(v, (tuple, list)) else [v] * len(outs)
-    grads = grad(list(outs), ins, grad_outputs=vs, create_graph=create_graph, allow_unused=True,
-                 retain_graph=True)
-    grads = tuple(wrap(np.zeros_like(x.data)) if g is None else g for x, g in zip(ins, grads))
+    grads = grad(
+        list(outs),
+        ins,
+        grad_outputs=vs,
+        create_graph=create_graph,
+        allow_unused=True,
+        retain_graph=True,
+    )
+    grads = tuple(
+        wrap(np.zeros_like(x.data)) if g is None else g for x, g in zip(ins, grads, strict=True)
+    )
     result = outs if out_tuple else outs[0]
     detached = tuple(o.detach() for o in result) if out_tuple else result.detach()
     return detached, grads if in_tuple else grads[0]
 
 
-def jvp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
-        strict: bool = False) -> tuple[Any, Any]:
+def jvp(
+    func: Callable, inputs: Any, v: Any = None, create_graph: bool = False, strict: bool = False
+) -> tuple[Any, Any]:
     """(func(inputs), J v): a Jacobian-vector product, by differentiating a VJP in its
     cotangent (the VJP is linear in it, so its derivative is exactly J v)."""
     ins, in_tuple = _prepare(inputs)
@@ -119,12 +152,19 @@ def jvp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
         vs = tuple(wrap(np.ones_like(x.data)) for x in ins)
     dummies = [wrap(np.zeros_like(o.data), True) for o in outs]
     g = grad(list(outs), ins, grad_outputs=dummies, create_graph=True, allow_unused=True)
-    pairs = [(gi, vi) for gi, vi in zip(g, vs) if gi is not None and gi._rg]
+    pairs = [(gi, vi) for gi, vi in zip(g, vs, strict=True) if gi is not None and gi._rg]
     if pairs:
-        results = grad([p[0] for p in pairs], dummies, grad_outputs=[p[1] for p in pairs],
-                       create_graph=create_graph, allow_unused=True)
+        results = grad(
+            [p[0] for p in pairs],
+            dummies,
+            grad_outputs=[p[1] for p in pairs],
+            create_graph=create_graph,
+            allow_unused=True,
+        )
     else:
         results = (None,) * len(outs)
-    jv = tuple(wrap(np.zeros_like(o.data)) if r is None else r for o, r in zip(outs, results))
+    jv = tuple(
+        wrap(np.zeros_like(o.data)) if r is None else r for o, r in zip(outs, results, strict=True)
+    )
     detached = tuple(o.detach() for o in outs)
     return (detached if out_tuple else detached[0]), (jv if out_tuple else jv[0])

@@ -22,14 +22,97 @@ from .ops.shape import normalize_index
 from .tensor import INPLACE_VIEW_ERROR, Tensor, _autograd_error, _to_data, wrap
 
 # What `agrad` re-exports (agrad.exp, agrad.sum, ...).
-PUBLIC = (
-    "add sub mul div pow rsub square maximum minimum where clip clamp softplus neg negative exp "
-    "log log1p expm1 sqrt abs sign sin cos tan arcsin arccos arctan asin acos atan sinh cosh "
-    "tanh sigmoid relu reciprocal clone lt le gt ge eq ne less less_equal greater "
-    "greater_equal equal not_equal logical_and logical_or logical_xor logical_not sum mean prod amax amin max min argmax argmin logsumexp "
-    "softmax log_softmax norm matmul dot mm mv outer reshape view flatten permute transpose "
-    "swapaxes t expand broadcast_to unsqueeze squeeze concat cat concatenate stack astype unbind"
-).split()
+PUBLIC = [
+    "add",
+    "sub",
+    "mul",
+    "div",
+    "pow",
+    "rsub",
+    "square",
+    "maximum",
+    "minimum",
+    "where",
+    "clip",
+    "clamp",
+    "softplus",
+    "neg",
+    "negative",
+    "exp",
+    "log",
+    "log1p",
+    "expm1",
+    "sqrt",
+    "abs",
+    "sign",
+    "sin",
+    "cos",
+    "tan",
+    "arcsin",
+    "arccos",
+    "arctan",
+    "asin",
+    "acos",
+    "atan",
+    "sinh",
+    "cosh",
+    "tanh",
+    "sigmoid",
+    "relu",
+    "reciprocal",
+    "clone",
+    "lt",
+    "le",
+    "gt",
+    "ge",
+    "eq",
+    "ne",
+    "less",
+    "less_equal",
+    "greater",
+    "greater_equal",
+    "equal",
+    "not_equal",
+    "logical_and",
+    "logical_or",
+    "logical_xor",
+    "logical_not",
+    "sum",
+    "mean",
+    "prod",
+    "amax",
+    "amin",
+    "max",
+    "min",
+    "argmax",
+    "argmin",
+    "logsumexp",
+    "softmax",
+    "log_softmax",
+    "norm",
+    "matmul",
+    "dot",
+    "mm",
+    "mv",
+    "outer",
+    "reshape",
+    "view",
+    "flatten",
+    "permute",
+    "transpose",
+    "swapaxes",
+    "t",
+    "expand",
+    "broadcast_to",
+    "unsqueeze",
+    "squeeze",
+    "concat",
+    "cat",
+    "concatenate",
+    "stack",
+    "astype",
+    "unbind",
+]
 __all__ = list(PUBLIC)
 
 OP = TABLE  # short alias used below: OP["mul"]
@@ -44,8 +127,10 @@ def as_tensor(value: Any, dtype: Any = None) -> Tensor:
     data = np.asarray(_to_data(value))
     if dtype is not None:
         data = data.astype(to_dtype(dtype), copy=False)
-    elif data.dtype.kind == "f" and data.dtype != get_default_dtype() and not isinstance(
-        value, np.ndarray
+    elif (
+        data.dtype.kind == "f"
+        and data.dtype != get_default_dtype()
+        and not isinstance(value, np.ndarray)
     ):
         data = data.astype(get_default_dtype())
     elif data.dtype.kind in "OUS":
@@ -189,6 +274,7 @@ logical_and, logical_or, logical_xor = (
 def logical_not(x: Any) -> Tensor:
     return wrap(np.logical_not(_first(x).data))
 
+
 # ---- reductions -------------------------------------------------------------------------
 
 
@@ -210,8 +296,15 @@ def _keep(keepdim: Any, keepdims: Any) -> bool:
 def _reduce(name: str):
     op = OP[name]
 
-    def fn(x: Any, dim: Any = None, keepdim: Any = None, *, axis: Any = None,
-           keepdims: Any = None, dtype: Any = None) -> Tensor:
+    def fn(
+        x: Any,
+        dim: Any = None,
+        keepdim: Any = None,
+        *,
+        axis: Any = None,
+        keepdims: Any = None,
+        dtype: Any = None,
+    ) -> Tensor:
         x = _first(x)
         if dtype is not None:
             x = astype(x, dtype)
@@ -227,14 +320,16 @@ mean, prod, amax, amin = (_reduce(n) for n in ("mean", "prod", "amax", "amin"))
 _logsumexp = _reduce("logsumexp")
 
 
-def logsumexp(x: Any, dim: Any = None, keepdim: Any = None, *, axis: Any = None,
-              keepdims: Any = None) -> Tensor:
+def logsumexp(
+    x: Any, dim: Any = None, keepdim: Any = None, *, axis: Any = None, keepdims: Any = None
+) -> Tensor:
     return _logsumexp(x, dim, keepdim, axis=axis, keepdims=keepdims)
 
 
 def _extreme(name: str, pair_op: str, pick: Any, elementwise: Any):
-    def fn(x: Any, dim: Any = None, keepdim: Any = None, *, axis: Any = None,
-           keepdims: Any = None) -> Any:
+    def fn(
+        x: Any, dim: Any = None, keepdim: Any = None, *, axis: Any = None, keepdims: Any = None
+    ) -> Any:
         if isinstance(dim, Tensor):
             return elementwise(x, dim)  # max(a, b): the elementwise maximum
         ax, keep = _axis(dim, axis), _keep(keepdim, keepdims)
@@ -273,14 +368,23 @@ def log_softmax(x: Any, dim: Any = None, *, axis: Any = None) -> Tensor:
     return apply(OP["log_softmax"], _first(x), axis=-1 if ax is None else ax)
 
 
-def norm(x: Any, p: Any = 2, dim: Any = None, keepdim: Any = None, *, ord: Any = None,
-         axis: Any = None, keepdims: Any = None) -> Tensor:
+def norm(
+    x: Any,
+    p: Any = 2,
+    dim: Any = None,
+    keepdim: Any = None,
+    *,
+    ord: Any = None,
+    axis: Any = None,
+    keepdims: Any = None,
+) -> Tensor:
     """Vector p-norm (2 by default; 1, inf and any p > 0) over ``dim``/``axis``."""
     order = float(p if ord is None else ord)
     if not order > 0:
         raise AgradValueError(f"norm: ord must be positive (1, 2, inf, ...), got {order}")
-    return apply(OP["norm"], _first(x), ord=order, axis=_axis(dim, axis),
-                 keepdims=_keep(keepdim, keepdims))
+    return apply(
+        OP["norm"], _first(x), ord=order, axis=_axis(dim, axis), keepdims=_keep(keepdim, keepdims)
+    )
 
 
 # ---- linear algebra ---------------------------------------------------------------------
@@ -293,8 +397,10 @@ def matmul(a: Any, b: Any) -> Tensor:
 def dot(a: Any, b: Any) -> Tensor:
     a, b = _first(a), _first(b)
     if a.ndim != 1 or b.ndim != 1:
-        raise AgradShapeError(f"dot: expects two 1-D tensors, got shapes {a.shape} and {b.shape}; "
-                              "use matmul for matrices")
+        raise AgradShapeError(
+            f"dot: expects two 1-D tensors, got shapes {a.shape} and {b.shape}; "
+            "use matmul for matrices"
+        )
     return matmul(a, b)
 
 
@@ -313,8 +419,7 @@ def outer(a: Any, b: Any) -> Tensor:
     """Outer product of two 1-D tensors, recorded as PyTorch does (a view times b)."""
     a, b = _first(a), _first(b)
     if a.ndim != 1 or b.ndim != 1:
-        raise AgradShapeError(f"outer: expects two 1-D tensors, got shapes {a.shape} and "
-                              f"{b.shape}")
+        raise AgradShapeError(f"outer: expects two 1-D tensors, got shapes {a.shape} and {b.shape}")
     return mul(reshape(a, (-1, 1)), b)
 
 
@@ -445,8 +550,9 @@ def unbind(x: Any, dim: int = 0) -> tuple[Tensor, ...]:
 
 
 def index_backward(g: Any, shape: Any, index: Any, advanced: bool = False) -> Tensor:
-    return apply(OP["index_backward"], _first(g), shape=tuple(shape), index=index,
-                 advanced=advanced)
+    return apply(
+        OP["index_backward"], _first(g), shape=tuple(shape), index=index, advanced=advanced
+    )
 
 
 def setitem(x: Tensor, key: Any, value: Any) -> None:

@@ -31,8 +31,9 @@ class Graph:
     edges: list[tuple[str, str]] = field(default_factory=list)  # (source, target)
 
 
-def describe(output: Tensor, variables: dict[str, Tensor] | None = None,
-             constants: bool = False) -> Graph:
+def describe(
+    output: Tensor, variables: dict[str, Tensor] | None = None, constants: bool = False
+) -> Graph:
     """The graph behind ``output``. ``variables`` (name -> tensor) names the nodes: an op
     node takes the name of the tensor it produced. ``constants`` adds inputs that do
     not require grad (PyTorch's next_functions shows them as None)."""
@@ -41,34 +42,69 @@ def describe(output: Tensor, variables: dict[str, Tensor] | None = None,
     node_names = {id(t.grad_fn): n for n, t in variables.items() if t.grad_fn is not None}
     graph = Graph()
     if output.grad_fn is None:
-        graph.nodes.append(GraphNode("n0", "AccumulateGrad" if output.requires_grad else
-                                     "constant", "leaf" if output.requires_grad else "constant",
-                                     tuple(output.shape), output.requires_grad, True,
-                                     names.get(id(output)), True))
+        graph.nodes.append(
+            GraphNode(
+                "n0",
+                "AccumulateGrad" if output.requires_grad else "constant",
+                "leaf" if output.requires_grad else "constant",
+                tuple(output.shape),
+                output.requires_grad,
+                True,
+                names.get(id(output)),
+                True,
+            )
+        )
         return graph
     order = _topological([output.grad_fn])
     ids: dict[int, str] = {}
     for node in order:
         ids[id(node)] = f"n{len(ids)}"
-        graph.nodes.append(GraphNode(ids[id(node)], node.name(), "op", _out_shape(node), True,
-                                     False, node_names.get(id(node)), node is output.grad_fn))
+        graph.nodes.append(
+            GraphNode(
+                ids[id(node)],
+                node.name(),
+                "op",
+                _out_shape(node),
+                True,
+                False,
+                node_names.get(id(node)),
+                node is output.grad_fn,
+            )
+        )
     for node in order:
-        for x, child in zip(node.inputs, node.next):
+        for x, child in zip(node.inputs, node.next, strict=True):
             if isinstance(child, Node):
                 source = ids[id(child)]
             elif child is not None:
                 source = ids.get(id(child))
                 if source is None:
                     source = ids[id(child)] = f"n{len(ids)}"
-                    graph.nodes.append(GraphNode(source, "AccumulateGrad", "leaf",
-                                                 tuple(child.shape), True, True,
-                                                 names.get(id(child))))
+                    graph.nodes.append(
+                        GraphNode(
+                            source,
+                            "AccumulateGrad",
+                            "leaf",
+                            tuple(child.shape),
+                            True,
+                            True,
+                            names.get(id(child)),
+                        )
+                    )
             elif constants and isinstance(x, Tensor):
                 source = ids.get(id(x))
                 if source is None:
                     source = ids[id(x)] = f"n{len(ids)}"
-                    graph.nodes.append(GraphNode(source, "constant", "constant",
-                                                 tuple(x.shape), False, True, names.get(id(x))))
+                    graph.nodes.append(
+                        GraphNode(
+                            source,
+                            "constant",
+                            "constant",
+                            tuple(x.shape),
+                            False,
+                            True,
+                            names.get(id(x)),
+                        )
+                    )
             else:
                 continue
             graph.edges.append((source, ids[id(node)]))

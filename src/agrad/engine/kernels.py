@@ -12,8 +12,8 @@ import numpy as np
 
 NAMESPACE = (
     "exp", "log", "log1p", "sin", "cos", "sinh", "cosh", "sqrt", "abs", "sign", "sigmoid",
-    "where", "sum", "prod", "amax", "broadcast_to", "swapaxes", "matmul", "sum_to", "index_backward",
-    "astype", "permute",
+    "where", "sum", "prod", "amax", "broadcast_to", "swapaxes", "matmul", "sum_to",
+    "index_backward", "astype", "permute",
 )  # fmt: skip
 
 exp = np.exp

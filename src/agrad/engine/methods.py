@@ -12,7 +12,6 @@ from . import functions as F
 from .dtypes import DTYPES, to_dtype
 from .tensor import Tensor
 
-
 OPERATORS = {
     "__add__": F.add,
     "__radd__": F.add,  # x + c and c + x record the same AddBackward0(x, c)
@@ -37,13 +36,77 @@ OPERATORS = {
 }
 
 # Methods whose first argument is the tensor itself, under PyTorch's names.
-METHODS = (
-    "exp log log1p expm1 sqrt abs sign sin cos tan arcsin arccos arctan asin acos atan sinh cosh "
-    "tanh sigmoid relu reciprocal square neg negative clone sum mean prod amax amin max min "
-    "argmax argmin logsumexp softmax log_softmax norm matmul dot mm mv outer reshape view "
-    "flatten permute transpose expand broadcast_to unsqueeze squeeze clip clamp maximum minimum "
-    "pow add sub mul div lt le gt ge eq ne softplus"
-).split()
+METHODS = [
+    "exp",
+    "log",
+    "log1p",
+    "expm1",
+    "sqrt",
+    "abs",
+    "sign",
+    "sin",
+    "cos",
+    "tan",
+    "arcsin",
+    "arccos",
+    "arctan",
+    "asin",
+    "acos",
+    "atan",
+    "sinh",
+    "cosh",
+    "tanh",
+    "sigmoid",
+    "relu",
+    "reciprocal",
+    "square",
+    "neg",
+    "negative",
+    "clone",
+    "sum",
+    "mean",
+    "prod",
+    "amax",
+    "amin",
+    "max",
+    "min",
+    "argmax",
+    "argmin",
+    "logsumexp",
+    "softmax",
+    "log_softmax",
+    "norm",
+    "matmul",
+    "dot",
+    "mm",
+    "mv",
+    "outer",
+    "reshape",
+    "view",
+    "flatten",
+    "permute",
+    "transpose",
+    "expand",
+    "broadcast_to",
+    "unsqueeze",
+    "squeeze",
+    "clip",
+    "clamp",
+    "maximum",
+    "minimum",
+    "pow",
+    "add",
+    "sub",
+    "mul",
+    "div",
+    "lt",
+    "le",
+    "gt",
+    "ge",
+    "eq",
+    "ne",
+    "softplus",
+]
 
 
 def _rpow(self: Tensor, other: Any) -> Tensor:

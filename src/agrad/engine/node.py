@@ -19,8 +19,9 @@ class Node:
     hooks: list | None = None
     freed = False
 
-    def __init__(self, op: Any, inputs: tuple, params: dict, out: Any, next_: tuple,
-                 versions: tuple | None) -> None:
+    def __init__(
+        self, op: Any, inputs: tuple, params: dict, out: Any, next_: tuple, versions: tuple | None
+    ) -> None:
         self.op = op
         self.inputs = inputs
         self.params = params

@@ -49,16 +49,32 @@ class SGD(Optimizer):
     the first step);  g = g + momentum * buf if nesterov else buf;  p -= lr * g
     """
 
-    def __init__(self, params: Any, lr: float = 1e-3, momentum: float = 0.0,
-                 dampening: float = 0.0, weight_decay: float = 0.0, nesterov: bool = False,
-                 *, maximize: bool = False) -> None:
+    def __init__(
+        self,
+        params: Any,
+        lr: float = 1e-3,
+        momentum: float = 0.0,
+        dampening: float = 0.0,
+        weight_decay: float = 0.0,
+        nesterov: bool = False,
+        *,
+        maximize: bool = False,
+    ) -> None:
         if lr < 0 or momentum < 0 or weight_decay < 0:
             raise ValueError("lr, momentum and weight_decay must be >= 0")
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
-        super().__init__(params, dict(lr=lr, momentum=momentum, dampening=dampening,
-                                      weight_decay=weight_decay, nesterov=nesterov,
-                                      maximize=maximize))
+        super().__init__(
+            params,
+            dict(
+                lr=lr,
+                momentum=momentum,
+                dampening=dampening,
+                weight_decay=weight_decay,
+                nesterov=nesterov,
+                maximize=maximize,
+            ),
+        )
 
     @no_grad()
     def step(self, closure: Any = None) -> Any:
@@ -71,10 +87,7 @@ class SGD(Optimizer):
                     g = g + group["weight_decay"] * p.data
                 if mom:
                     buf = state.get("momentum_buffer")
-                    if buf is None:
-                        buf = np.array(g, copy=True)
-                    else:
-                        buf = mom * buf + (1 - damp) * g
+                    buf = np.array(g, copy=True) if buf is None else mom * buf + (1 - damp) * g
                     state["momentum_buffer"] = buf
                     g = g + mom * buf if group["nesterov"] else buf
                 p.data -= lr * g
@@ -84,13 +97,30 @@ class SGD(Optimizer):
 class Adam(Optimizer):
     """Adam, as torch.optim.Adam (bias-corrected moments; optional AMSGrad)."""
 
-    def __init__(self, params: Any, lr: float = 1e-3, betas: tuple[float, float] = (0.9, 0.999),
-                 eps: float = 1e-8, weight_decay: float = 0.0, amsgrad: bool = False,
-                 *, maximize: bool = False) -> None:
+    def __init__(
+        self,
+        params: Any,
+        lr: float = 1e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 0.0,
+        amsgrad: bool = False,
+        *,
+        maximize: bool = False,
+    ) -> None:
         if lr < 0 or eps < 0 or not (0 <= betas[0] < 1 and 0 <= betas[1] < 1):
             raise ValueError("invalid Adam hyper-parameters")
-        super().__init__(params, dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay,
-                                      amsgrad=amsgrad, maximize=maximize))
+        super().__init__(
+            params,
+            dict(
+                lr=lr,
+                betas=betas,
+                eps=eps,
+                weight_decay=weight_decay,
+                amsgrad=amsgrad,
+                maximize=maximize,
+            ),
+        )
 
     @no_grad()
     def step(self, closure: Any = None) -> Any:
@@ -102,8 +132,9 @@ class Adam(Optimizer):
                 if group["weight_decay"]:
                     g = g + group["weight_decay"] * p.data
                 if not state:
-                    state.update(step=0, exp_avg=np.zeros_like(p.data),
-                                 exp_avg_sq=np.zeros_like(p.data))
+                    state.update(
+                        step=0, exp_avg=np.zeros_like(p.data), exp_avg_sq=np.zeros_like(p.data)
+                    )
                     if group["amsgrad"]:
                         state["max_exp_avg_sq"] = np.zeros_like(p.data)
                 state["step"] += 1

@@ -74,10 +74,7 @@ def _nest(data: np.ndarray, indent: int, cell: Any, summarize: bool) -> str:
 def tensor_repr(t: Any) -> str:
     data = t.data
     prefix = "tensor("
-    if data.size == 0 and data.ndim == 1:
-        body = "[]"
-    else:
-        body = format_data(data, len(prefix))
+    body = "[]" if data.size == 0 and data.ndim == 1 else format_data(data, len(prefix))
     extras = []
     if data.size == 0 and data.ndim != 1:
         extras.append(f"size={tuple(data.shape)}")

@@ -40,7 +40,7 @@ class Tape:
                 index[id(node)] = -1 - slot_of_node[id(node)]
                 continue
             refs = []
-            for x, producer in zip(node.inputs, node.next):
+            for x, producer in zip(node.inputs, node.next, strict=True):
                 if isinstance(producer, Node):  # nodes keep only the shapes of such inputs
                     k = index[id(producer)]
                     refs.append((_LEAF, -1 - k) if k < 0 else (_NODE, k))

@@ -82,8 +82,10 @@ class Tensor:
         if self.grad_fn is not None:
             msg = "you can only change requires_grad flags of leaf variables."
             if not flag:
-                msg += (" If you want to use a computed variable in a subgraph that doesn't "
-                        "require differentiation use var_no_grad = var.detach().")
+                msg += (
+                    " If you want to use a computed variable in a subgraph that doesn't "
+                    "require differentiation use var_no_grad = var.detach()."
+                )
             raise _autograd_error(msg)
         if flag and self.data.dtype.kind not in "fc":
             raise _autograd_error(FLOAT_ONLY_ERROR)
@@ -227,9 +229,8 @@ class Tensor:
 
     def __bool__(self) -> bool:
         if self.data.size != 1:
-            raise RuntimeError(
-                f"Boolean value of Tensor with {'no values' if self.data.size == 0 else 'more than one value'} is ambiguous"
-            )
+            what = "no values" if self.data.size == 0 else "more than one value"
+            raise RuntimeError(f"Boolean value of Tensor with {what} is ambiguous")
         return bool(self.data)
 
     __hash__ = object.__hash__
@@ -291,6 +292,9 @@ def _autograd_error(message: str) -> Exception:
 
 
 # Imported last: these modules need the Tensor class defined above.
-from . import autograd, printing  # noqa: E402
+from . import (  # noqa: E402
+    autograd,
+    methods,  # noqa: E402, F401 - installs operators and methods on Tensor
+    printing,
+)
 from . import functions as F  # noqa: E402
-from . import methods  # noqa: E402, F401 - installs operators and methods on Tensor

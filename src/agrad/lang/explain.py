@@ -53,9 +53,14 @@ def explain(output: Tensor, variables: dict[str, Tensor], seed: Any = None) -> l
         return labels[id(node)]
 
     def observe(node: Node, g: Any, grads: list, raw: tuple) -> None:
-        step = Step(len(steps) + 1, label(node), node_names.get(id(node)), np.asarray(g),
-                    RULES.get(node.op.name, f"the vector-Jacobian product of {node.op.name}"))
-        for x, child, gi, ri in zip(node.inputs, node.next, grads, raw):
+        step = Step(
+            len(steps) + 1,
+            label(node),
+            node_names.get(id(node)),
+            np.asarray(g),
+            RULES.get(node.op.name, f"the vector-Jacobian product of {node.op.name}"),
+        )
+        for x, child, gi, ri in zip(node.inputs, node.next, grads, raw, strict=True):
             if child is None:
                 name = leaf_names.get(id(x), "constant") if isinstance(x, Tensor) else "constant"
                 step.sends.append(Sent(name, "constant", None))

@@ -29,15 +29,23 @@ class FitResult:
     diverged_at: int | None = None
 
 
-def fit(session, steps: int, lr: float, momentum: float = 0.0, optimizer: str = "sgd",
-        on_step: Callable[[int, float, dict[str, np.ndarray]], None] | None = None) -> FitResult:
+def fit(
+    session,
+    steps: int,
+    lr: float,
+    momentum: float = 0.0,
+    optimizer: str = "sgd",
+    on_step: Callable[[int, float, dict[str, np.ndarray]], None] | None = None,
+) -> FitResult:
     """Run ``steps`` optimizer steps on the session's output (which must be a number)."""
     if not session.wrt:
         raise AgradValueError("fit needs --wrt: name the parameters to fit, e.g. --wrt w,b")
     first = session.run()
     if first.output.data.size != 1:
-        raise AgradValueError(f"fit minimises a single number, but the output has shape "
-                              f"{tuple(first.output.shape)}; reduce it, e.g. sum(...) or mean(...)")
+        raise AgradValueError(
+            f"fit minimises a single number, but the output has shape "
+            f"{tuple(first.output.shape)}; reduce it, e.g. sum(...) or mean(...)"
+        )
     for name in session.wrt:
         if first.env[name].grad_fn is not None:
             raise AgradValueError(f"fit: {name!r} is computed by the program; fit its inputs")
@@ -64,7 +72,7 @@ def fit(session, steps: int, lr: float, momentum: float = 0.0, optimizer: str = 
             break
         targets = session.targets(run)
         grads = autograd_grad(run.output, [targets[n] for n in params], allow_unused=True)
-        for p, g in zip(params.values(), grads):
+        for p, g in zip(params.values(), grads, strict=True):
             p._grad = wrap(np.zeros_like(p.data) if g is None else np.asarray(g.data))
         opt.step()
     return result

@@ -105,8 +105,7 @@ class Function:
     doc: str = ""
 
     def signature(self) -> str:
-        parts = [f"{p}={_show(self.defaults[p])}" if p in self.defaults else p
-                 for p in self.params]
+        parts = [f"{p}={_show(self.defaults[p])}" if p in self.defaults else p for p in self.params]
         return f"{self.name}({', '.join(parts)}{', ...' if self.variadic else ''})"
 
 
@@ -128,8 +127,13 @@ def _reduction(name: str, engine: Callable) -> Function:
     def impl(x, axis=None, keepdims=False):
         return engine(_t(x), axis=_axis(axis, name), keepdims=as_bool(keepdims, name, "keepdims"))
 
-    return Function(name, impl, ("x", "axis", "keepdims"), {"axis": None, "keepdims": False},
-                    doc=f"{name} over axis (all axes by default)")
+    return Function(
+        name,
+        impl,
+        ("x", "axis", "keepdims"),
+        {"axis": None, "keepdims": False},
+        doc=f"{name} over axis (all axes by default)",
+    )
 
 
 def _unary(name: str) -> Function:
@@ -149,8 +153,14 @@ def _creation(name: str, maker: Callable) -> Function:
     def impl(*size):
         return maker(*_shape_of(size))
 
-    return Function(name, impl, (), variadic=True, size=lambda *a: math.prod(_shape_of(a)),
-                    doc=f"a tensor of the given shape filled by {name}")
+    return Function(
+        name,
+        impl,
+        (),
+        variadic=True,
+        size=lambda *a: math.prod(_shape_of(a)),
+        doc=f"a tensor of the given shape filled by {name}",
+    )
 
 
 def _tensor(value, requires_grad=False):
@@ -170,8 +180,12 @@ def _softmax(engine: Callable, name: str) -> Callable:
 
 
 def _norm(x, ord=2.0, axis=None, keepdims=False):
-    return F.norm(_t(x), ord=as_float(ord, "norm", "ord"), axis=_axis(axis, "norm"),
-                  keepdims=as_bool(keepdims, "norm", "keepdims"))
+    return F.norm(
+        _t(x),
+        ord=as_float(ord, "norm", "ord"),
+        axis=_axis(axis, "norm"),
+        keepdims=as_bool(keepdims, "norm", "keepdims"),
+    )
 
 
 def _transpose(x, axes=None):
@@ -213,8 +227,11 @@ def _arange_size(start, stop=None, step=1.0):
 
 
 def _linspace(start, stop, num=50):
-    return C.linspace(as_float(start, "linspace", "start"), as_float(stop, "linspace", "stop"),
-                      as_int(num, "linspace", "num"))
+    return C.linspace(
+        as_float(start, "linspace", "start"),
+        as_float(stop, "linspace", "stop"),
+        as_int(num, "linspace", "num"),
+    )
 
 
 def _eye(n, m=None):
@@ -229,51 +246,122 @@ def _eye_size(n, m=None):
 TABLE: dict[str, Function] = {
     f.name: f
     for f in [
-        Function("tensor", _tensor, ("value", "requires_grad"), {"requires_grad": False},
-                 doc="a leaf tensor; requires_grad=true makes it a variable to differentiate"),
-        *(_unary(n) for n in (
-            "exp log log1p expm1 sqrt abs sign sin cos tan arcsin arccos arctan sinh cosh tanh "
-            "sigmoid relu square reciprocal"
-        ).split()),
-        Function("softplus", lambda x, beta=1.0, threshold=20.0: F.softplus(
-            _t(x), as_float(beta, "softplus", "beta"), as_float(threshold, "softplus", "threshold")),
-            ("x", "beta", "threshold"), {"beta": 1.0, "threshold": 20.0}),
-        Function("maximum", lambda a, b: F.maximum(_t(a), _t(b)), ("a", "b"),
-                 size=_broadcast_size),
-        Function("minimum", lambda a, b: F.minimum(_t(a), _t(b)), ("a", "b"),
-                 size=_broadcast_size),
+        Function(
+            "tensor",
+            _tensor,
+            ("value", "requires_grad"),
+            {"requires_grad": False},
+            doc="a leaf tensor; requires_grad=true makes it a variable to differentiate",
+        ),
+        *(
+            _unary(n)
+            for n in [
+                "exp",
+                "log",
+                "log1p",
+                "expm1",
+                "sqrt",
+                "abs",
+                "sign",
+                "sin",
+                "cos",
+                "tan",
+                "arcsin",
+                "arccos",
+                "arctan",
+                "sinh",
+                "cosh",
+                "tanh",
+                "sigmoid",
+                "relu",
+                "square",
+                "reciprocal",
+            ]
+        ),
+        Function(
+            "softplus",
+            lambda x, beta=1.0, threshold=20.0: F.softplus(
+                _t(x),
+                as_float(beta, "softplus", "beta"),
+                as_float(threshold, "softplus", "threshold"),
+            ),
+            ("x", "beta", "threshold"),
+            {"beta": 1.0, "threshold": 20.0},
+        ),
+        Function("maximum", lambda a, b: F.maximum(_t(a), _t(b)), ("a", "b"), size=_broadcast_size),
+        Function("minimum", lambda a, b: F.minimum(_t(a), _t(b)), ("a", "b"), size=_broadcast_size),
         Function("clip", _clip, ("x", "min", "max"), {"min": None, "max": None}),
-        Function("where", lambda c, a, b: F.where(_t(c), _t(a), _t(b)), ("cond", "a", "b"),
-                 size=_broadcast_size),
-        _reduction("sum", F.sum), _reduction("mean", F.mean), _reduction("prod", F.prod),
-        _reduction("max", F.amax), _reduction("min", F.amin),
+        Function(
+            "where",
+            lambda c, a, b: F.where(_t(c), _t(a), _t(b)),
+            ("cond", "a", "b"),
+            size=_broadcast_size,
+        ),
+        _reduction("sum", F.sum),
+        _reduction("mean", F.mean),
+        _reduction("prod", F.prod),
+        _reduction("max", F.amax),
+        _reduction("min", F.amin),
         _reduction("logsumexp", F.logsumexp),
         Function("softmax", _softmax(F.softmax, "softmax"), ("x", "axis"), {"axis": -1}),
-        Function("log_softmax", _softmax(F.log_softmax, "log_softmax"), ("x", "axis"),
-                 {"axis": -1}),
-        Function("norm", _norm, ("x", "ord", "axis", "keepdims"),
-                 {"ord": 2.0, "axis": None, "keepdims": False}),
+        Function(
+            "log_softmax", _softmax(F.log_softmax, "log_softmax"), ("x", "axis"), {"axis": -1}
+        ),
+        Function(
+            "norm",
+            _norm,
+            ("x", "ord", "axis", "keepdims"),
+            {"ord": 2.0, "axis": None, "keepdims": False},
+        ),
         Function("dot", lambda a, b: F.dot(_t(a), _t(b)), ("a", "b")),
         Function("matmul", lambda a, b: F.matmul(_t(a), _t(b)), ("a", "b"), size=_matmul_size),
-        Function("outer", lambda a, b: F.outer(_t(a), _t(b)), ("a", "b"),
-                 size=lambda a, b: to_tensor(a).data.size * to_tensor(b).data.size),
+        Function(
+            "outer",
+            lambda a, b: F.outer(_t(a), _t(b)),
+            ("a", "b"),
+            size=lambda a, b: to_tensor(a).data.size * to_tensor(b).data.size,
+        ),
         Function("transpose", _transpose, ("x", "axes"), {"axes": None}),
         Function("reshape", _reshape, ("x", "shape")),
-        Function("concat", lambda xs, axis=0: F.concat(_tensors(xs, "concat"),
-                                                       axis=as_int(axis, "concat", "axis")),
-                 ("tensors", "axis"), {"axis": 0}),
-        Function("stack", lambda xs, axis=0: F.stack(_tensors(xs, "stack"),
-                                                     axis=as_int(axis, "stack", "axis")),
-                 ("tensors", "axis"), {"axis": 0}),
-        _creation("zeros", C.zeros), _creation("ones", C.ones),
-        _creation("randn", C.randn), _creation("rand", C.rand),
-        Function("full", _full, ("shape", "value"),
-                 size=lambda shape, value: math.prod(_shape_of((shape,)))),
+        Function(
+            "concat",
+            lambda xs, axis=0: F.concat(
+                _tensors(xs, "concat"), axis=as_int(axis, "concat", "axis")
+            ),
+            ("tensors", "axis"),
+            {"axis": 0},
+        ),
+        Function(
+            "stack",
+            lambda xs, axis=0: F.stack(_tensors(xs, "stack"), axis=as_int(axis, "stack", "axis")),
+            ("tensors", "axis"),
+            {"axis": 0},
+        ),
+        _creation("zeros", C.zeros),
+        _creation("ones", C.ones),
+        _creation("randn", C.randn),
+        _creation("rand", C.rand),
+        Function(
+            "full",
+            _full,
+            ("shape", "value"),
+            size=lambda shape, value: math.prod(_shape_of((shape,))),
+        ),
         Function("eye", _eye, ("n", "m"), {"m": None}, size=_eye_size),
-        Function("arange", _arange, ("start", "stop", "step"), {"stop": None, "step": 1.0},
-                 size=_arange_size),
-        Function("linspace", _linspace, ("start", "stop", "num"), {"num": 50.0},
-                 size=lambda start, stop, num=50.0: as_int(num, "linspace", "num")),
+        Function(
+            "arange",
+            _arange,
+            ("start", "stop", "step"),
+            {"stop": None, "step": 1.0},
+            size=_arange_size,
+        ),
+        Function(
+            "linspace",
+            _linspace,
+            ("start", "stop", "num"),
+            {"num": 50.0},
+            size=lambda start, stop, num=50.0: as_int(num, "linspace", "num"),
+        ),
     ]
 }
 

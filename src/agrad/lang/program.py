@@ -69,9 +69,12 @@ class Program:
         for stmt in self.parsed.statements:
             reads = set()
             for instr in self.parsed.instrs[start : stmt.slot + 1]:
-                if instr.kind == ir.NAME and instr.name not in CONSTANTS | self.assigned.keys():
-                    if instr.name not in self.free:
-                        self.free.append(instr.name)
+                if (
+                    instr.kind == ir.NAME
+                    and instr.name not in CONSTANTS | self.assigned.keys()
+                    and instr.name not in self.free
+                ):
+                    self.free.append(instr.name)
                 if instr.kind == ir.NAME:
                     reads.add(instr.name)
             if stmt.target is not None:
@@ -99,14 +102,20 @@ class Program:
         for name in self.free:
             if name not in bindings and any(b not in known for b in bindings):
                 line, column = self._first_read(name)
-                raise self._located(AgradNameError(
-                    f"unknown name {name!r}{_suggest(name, [*bindings, *TABLE, *CONSTANTS])}; "
-                    f"give it a value with --set {name}=VALUE or assign it in the program"),
-                    line, column, column + len(name))
+                raise self._located(
+                    AgradNameError(
+                        f"unknown name {name!r}{_suggest(name, [*bindings, *TABLE, *CONSTANTS])}; "
+                        f"give it a value with --set {name}=VALUE or assign it in the program"
+                    ),
+                    line,
+                    column,
+                    column + len(name),
+                )
         for name in bindings:
             if name not in known:
-                raise AgradNameError(f"--set {name}: the program has no variable {name!r}"
-                                     f"{_suggest(name, known)}")
+                raise AgradNameError(
+                    f"--set {name}: the program has no variable {name!r}{_suggest(name, known)}"
+                )
             if name in self.assigned and name not in self.constant:
                 line = self.assigned[name].line
                 raise AgradValueError(
@@ -115,8 +124,9 @@ class Program:
                 )
         for name in wrt:
             if name not in known:
-                raise AgradNameError(f"--wrt {name}: the program has no variable {name!r}"
-                                     f"{_suggest(name, known)}")
+                raise AgradNameError(
+                    f"--wrt {name}: the program has no variable {name!r}{_suggest(name, known)}"
+                )
 
     def run(
         self,
@@ -135,10 +145,16 @@ class Program:
         if missing:
             name = missing[0]
             line, column = self._first_read(name)
-            raise self._located(AgradNameError(
-                f"unknown name {name!r}{_suggest(name, [*self.variables, *TABLE, *CONSTANTS])}; "
-                f"give it a value with --set {name}=VALUE or assign it in the program"),
-                line, column, column + len(name))
+            raise self._located(
+                AgradNameError(
+                    f"unknown name {name!r}"
+                    f"{_suggest(name, [*self.variables, *TABLE, *CONSTANTS])}; "
+                    f"give it a value with --set {name}=VALUE or assign it in the program"
+                ),
+                line,
+                column,
+                column + len(name),
+            )
         previous = get_default_dtype()
         set_default_dtype(dtype or previous)
         try:
@@ -196,11 +212,16 @@ class _Executor:
             try:
                 slots[i] = self.step(instr, slots)
             except AgradError as exc:
-                raise self.program._located(exc, instr.line, instr.column, instr.end_column) from None
+                raise self.program._located(
+                    exc, instr.line, instr.column, instr.end_column
+                ) from None
             except MemoryError:
-                raise self.program._located(AgradLimitError(
-                    "out of memory computing this value; use smaller inputs"),
-                    instr.line, instr.column, instr.end_column) from None
+                raise self.program._located(
+                    AgradLimitError("out of memory computing this value; use smaller inputs"),
+                    instr.line,
+                    instr.column,
+                    instr.end_column,
+                ) from None
         output = to_tensor(slots[self.program.parsed.output])
         wrt = {}
         for name in self.wrt:
@@ -233,8 +254,10 @@ class _Executor:
             items = LangList(args)
             depth = sum(1 for _ in _nested(items))
             if depth > MAX_DIMS:
-                raise AgradLimitError(f"tensor literal nests {depth} levels deep; at most "
-                                      f"{MAX_DIMS} dimensions are supported")
+                raise AgradLimitError(
+                    f"tensor literal nests {depth} levels deep; at most "
+                    f"{MAX_DIMS} dimensions are supported"
+                )
             return items
         if kind == ir.INDEX:
             return F.index(to_tensor(args[0]), self.key(instr.items, slots))
@@ -261,15 +284,22 @@ class _Executor:
         if not isinstance(a, Tensor) and not isinstance(b, Tensor):
             a = to_tensor(a)
         if not isinstance(a, Tensor):  # scalar OP tensor: the reflected operator
-            return {"+": b.__radd__, "-": b.__rsub__, "*": b.__rmul__, "/": b.__rtruediv__,
-                    "**": b.__rpow__}[op](a)
+            return {
+                "+": b.__radd__,
+                "-": b.__rsub__,
+                "*": b.__rmul__,
+                "/": b.__rtruediv__,
+                "**": b.__rpow__,
+            }[op](a)
         return _ARITH[op](a, b)
 
     def call(self, instr: ir.Instr, args: list, slots: list) -> Any:
         fn = TABLE.get(instr.name)
         if fn is None:
-            raise AgradNameError(f"unknown function {instr.name!r}"
-                                 f"{_suggest(instr.name, TABLE)}; 'agrad functions' lists them")
+            raise AgradNameError(
+                f"unknown function {instr.name!r}"
+                f"{_suggest(instr.name, TABLE)}; 'agrad functions' lists them"
+            )
         kwargs = {k: slots[j] for k, j in instr.kwargs}
         positional, keywords = _bind(fn, args, kwargs)
         if fn.size is not None:
@@ -292,8 +322,9 @@ class _Executor:
         key = []
         for item in items:
             if isinstance(item, ir.Slice):
-                part = slice(*(None if p is None else as_int(slots[p], "index", "slice")
-                               for p in item))
+                part = slice(
+                    *(None if p is None else as_int(slots[p], "index", "slice") for p in item)
+                )
                 if part.step == 0:
                     raise AgradValueError("index: a slice step must not be zero")
                 key.append(part)
@@ -301,8 +332,9 @@ class _Executor:
                 key.append(item)
             else:
                 value = to_tensor(slots[item])
-                key.append(as_int(value, "index", "index") if value.ndim == 0
-                           else np.asarray(value.data))
+                key.append(
+                    as_int(value, "index", "index") if value.ndim == 0 else np.asarray(value.data)
+                )
         return tuple(key)
 
     def store(self, name: str, value: Tensor) -> Tensor:
@@ -336,12 +368,16 @@ def _bind(fn: Function, args: list, kwargs: dict) -> tuple[list, dict]:
     """Check a call against the function's parameters; errors name the signature."""
     params = fn.params
     if not fn.variadic and len(args) > len(params):
-        raise AgradValueError(f"{fn.name}() takes at most {len(params)} argument(s), got "
-                              f"{len(args)}; usage: {fn.signature()}")
+        raise AgradValueError(
+            f"{fn.name}() takes at most {len(params)} argument(s), got "
+            f"{len(args)}; usage: {fn.signature()}"
+        )
     for key in kwargs:
         if key not in params:
-            raise AgradValueError(f"{fn.name}() has no argument {key!r}"
-                                  f"{_suggest(key, params)}; usage: {fn.signature()}")
+            raise AgradValueError(
+                f"{fn.name}() has no argument {key!r}"
+                f"{_suggest(key, params)}; usage: {fn.signature()}"
+            )
         if key in params[: len(args)]:
             raise AgradValueError(f"{fn.name}() got {key!r} twice; usage: {fn.signature()}")
     given = set(params[: len(args)]) | set(kwargs)

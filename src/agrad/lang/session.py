@@ -47,9 +47,16 @@ class Session:
     max_elements: int = MAX_ELEMENTS
 
     @classmethod
-    def create(cls, source: str, sets: list[str] = (), wrt: list[str] = (), *,
-               dtype: Any = np.float64, seed: int | None = 0,
-               max_elements: int = MAX_ELEMENTS) -> Session:
+    def create(
+        cls,
+        source: str,
+        sets: list[str] = (),
+        wrt: list[str] = (),
+        *,
+        dtype: Any = np.float64,
+        seed: int | None = 0,
+        max_elements: int = MAX_ELEMENTS,
+    ) -> Session:
         program = Program.compile(source)
         bindings = {}
         for option in sets:
@@ -61,8 +68,9 @@ class Session:
 
     def run(self, bindings: dict[str, Any] | None = None) -> Run:
         values = self.bindings if bindings is None else {**self.bindings, **bindings}
-        return self.program.run(values, self.wrt, dtype=self.dtype, seed=self.seed,
-                                max_elements=self.max_elements)
+        return self.program.run(
+            values, self.wrt, dtype=self.dtype, seed=self.seed, max_elements=self.max_elements
+        )
 
     def targets(self, run: Run) -> dict[str, Tensor]:
         """The --wrt variables, or else the leaves the program declares requires_grad."""
@@ -78,12 +86,19 @@ class Session:
         seed = None
         if targets and out.requires_grad:
             seed = self._cotangent(out, grad_output)
-        grads = (autograd_grad(out, list(targets.values()), grad_outputs=seed, allow_unused=True)
-                 if seed is not None or (targets and out.requires_grad) else [None] * len(targets))
-        for (name, t), g in zip(targets.items(), grads):
+        grads = (
+            autograd_grad(out, list(targets.values()), grad_outputs=seed, allow_unused=True)
+            if seed is not None or (targets and out.requires_grad)
+            else [None] * len(targets)
+        )
+        for (name, t), g in zip(targets.items(), grads, strict=True):
             result.variables[name] = Variable(
-                name, t.data, np.zeros_like(t.data) if g is None else np.asarray(g.data),
-                used=g is not None, role="input" if t.is_leaf else "intermediate")
+                name,
+                t.data,
+                np.zeros_like(t.data) if g is None else np.asarray(g.data),
+                used=g is not None,
+                role="input" if t.is_leaf else "intermediate",
+            )
         return result
 
     def explain(self, grad_output: str | None = None):
@@ -100,8 +115,12 @@ class Session:
         for name, t in targets.items():
             g = t._grad
             result.variables[name] = Variable(
-                name, t.data, np.zeros_like(t.data) if g is None else np.asarray(g.data),
-                used=g is not None, role="input" if t.is_leaf else "intermediate")
+                name,
+                t.data,
+                np.zeros_like(t.data) if g is None else np.asarray(g.data),
+                used=g is not None,
+                role="input" if t.is_leaf else "intermediate",
+            )
         return result, steps
 
     def _cotangent(self, out: Tensor, grad_output: str | None) -> Tensor | None:
@@ -117,8 +136,10 @@ class Session:
         try:
             return wrap(np.array(np.broadcast_to(g, out.shape)))
         except ValueError:
-            raise AgradValueError(f"--grad-output has shape {g.shape}, but the output has shape "
-                                  f"{out.shape}; give one value per output element") from None
+            raise AgradValueError(
+                f"--grad-output has shape {g.shape}, but the output has shape "
+                f"{out.shape}; give one value per output element"
+            ) from None
 
     def jacobian(self) -> tuple[np.ndarray, dict[str, Variable]]:
         """d output / d variable for each --wrt variable: shape output.shape + var.shape."""
@@ -126,11 +147,12 @@ class Session:
         out, targets = run.output, self.targets(run)
         blocks = batched_jacobian(out, tuple(targets.values()))
         result = {}
-        for (name, t), block in zip(targets.items(), blocks):
+        for (name, t), block in zip(targets.items(), blocks, strict=True):
             used = block is not None
             data = np.zeros(out.shape + t.shape) if block is None else block.data
-            result[name] = Variable(name, t.data, data, used, "input" if t.is_leaf else
-                                    "intermediate")
+            result[name] = Variable(
+                name, t.data, data, used, "input" if t.is_leaf else "intermediate"
+            )
         return out.data, result
 
     def hessian(self) -> tuple[np.ndarray, dict[str, Variable], dict[tuple[str, str], np.ndarray]]:
@@ -138,8 +160,10 @@ class Session:
         run = self.run()
         out, targets = run.output, self.targets(run)
         if out.data.size != 1:
-            raise AgradValueError(f"hessian needs a single-number output, but it has shape "
-                                  f"{out.shape}; reduce it first, e.g. sum(...)")
+            raise AgradValueError(
+                f"hessian needs a single-number output, but it has shape "
+                f"{out.shape}; reduce it first, e.g. sum(...)"
+            )
         tensors = list(targets.values())
         names = list(targets)
         diag, mixed = {}, {}
@@ -147,12 +171,12 @@ class Session:
             grads = [None] * len(tensors)
         else:
             grads = autograd_grad(out.reshape(()), tensors, create_graph=True, allow_unused=True)
-        for i, (name, t, g) in enumerate(zip(names, tensors, grads)):
+        for i, (name, t, g) in enumerate(zip(names, tensors, grads, strict=True)):
             if g is None or not g.requires_grad:
                 blocks = [None] * len(tensors)
             else:
                 blocks = batched_jacobian(g, tuple(tensors))
-            for j, (other, b) in enumerate(zip(names, blocks)):
+            for j, (other, b) in enumerate(zip(names, blocks, strict=True)):
                 block = np.zeros(t.shape + tensors[j].shape) if b is None else b.data
                 if i == j:
                     diag[name] = Variable(name, t.data, block, g is not None)

@@ -57,8 +57,10 @@ def load_file(spec: str, option: str = "--set") -> np.ndarray:
     suffix = Path(path).suffix.lower()
     loaders = {".npy": _npy, ".npz": _npz, ".csv": _csv, ".txt": _txt, ".json": _json}
     if suffix not in loaders:
-        raise AgradValueError(f"{where}: unknown file type {suffix or '(none)'!r}; use .npy, "
-                              ".npz, .csv, .txt or .json")
+        raise AgradValueError(
+            f"{where}: unknown file type {suffix or '(none)'!r}; use .npy, "
+            ".npz, .csv, .txt or .json"
+        )
     if not Path(path).is_file():
         raise AgradValueError(f"{where}: no such file {path!r}")
     try:
@@ -103,8 +105,10 @@ def _npz(path: str, key: str | None) -> np.ndarray:
         names = list(archive.files)
         if key is None:
             if len(names) != 1:
-                raise AgradValueError(f"{path!r} holds {len(names)} arrays ({', '.join(names)}); "
-                                      f"pick one with @{path}:NAME")
+                raise AgradValueError(
+                    f"{path!r} holds {len(names)} arrays ({', '.join(names)}); "
+                    f"pick one with @{path}:NAME"
+                )
             key = names[0]
         if key not in names:
             raise AgradValueError(f"{path!r} has no array {key!r}; it has {', '.join(names)}")
@@ -133,5 +137,6 @@ def _json(path: str, key: str | None) -> Any:
     try:
         return np.asarray(data, dtype=np.float64)
     except (ValueError, TypeError):
-        raise AgradValueError(f"{path!r} must hold a number or (nested) lists of numbers of "
-                              "equal lengths") from None
+        raise AgradValueError(
+            f"{path!r} must hold a number or (nested) lists of numbers of equal lengths"
+        ) from None

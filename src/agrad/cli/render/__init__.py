@@ -13,7 +13,7 @@ from .graph import graph
 from .values import evaluation, functions, hessian, jacobian
 
 __all__ = [
-    "check_json", "check_report", "console", "emit_json", "evaluation", "explain", "functions", "graph",
-    "graph_dot", "hessian",
-    "jacobian", "number", "suite_report", "to_json",
+    "check_json", "check_report", "console", "emit_json", "evaluation", "explain",
+    "functions", "graph", "graph_dot", "hessian", "jacobian", "number", "suite_report",
+    "to_json",
 ]  # fmt: skip

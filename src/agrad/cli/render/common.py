@@ -33,9 +33,11 @@ def to_json(value: Any) -> Any:
     array = np.asarray(value, dtype=np.float64)
     if array.ndim == 0:
         return _json_number(float(array))
-    return [to_json(row) for row in array] if array.ndim > 1 else [
-        _json_number(float(v)) for v in array
-    ]
+    return (
+        [to_json(row) for row in array]
+        if array.ndim > 1
+        else [_json_number(float(v)) for v in array]
+    )
 
 
 def _json_number(v: float) -> Any:
@@ -78,8 +80,13 @@ def console():
 def _table(title: str, columns: list[str], caption: str | None = None):
     from rich.table import Table
 
-    table = Table(title=title, caption=caption, title_justify="left", caption_justify="left",
-                  min_width=min(len(title), 60))
+    table = Table(
+        title=title,
+        caption=caption,
+        title_justify="left",
+        caption_justify="left",
+        min_width=min(len(title), 60),
+    )
     for i, name in enumerate(columns):
         table.add_column(name, justify="left" if i == 0 else "right")
     return table
@@ -98,7 +105,11 @@ def value_text(array: np.ndarray, precision: int) -> str:
     if array.ndim == 0:
         return number(array, precision)
     return np.array2string(
-        array, precision=precision, threshold=MAX_ROWS, edgeitems=3, separator=", ",
+        array,
+        precision=precision,
+        threshold=MAX_ROWS,
+        edgeitems=3,
+        separator=", ",
         formatter={"float_kind": lambda v: number(v, precision)},
     )
 
@@ -108,8 +119,10 @@ def _summary(name: str, array: np.ndarray, precision: int) -> str:
     finite = a[np.isfinite(a)]
     if not finite.size:
         return f"{name}: {a.size} elements, no finite values; --format json prints all of them"
-    stats = (f"min {number(finite.min(), precision)}, max {number(finite.max(), precision)}, "
-             f"norm {number(np.linalg.norm(finite), precision)}")
+    stats = (
+        f"min {number(finite.min(), precision)}, max {number(finite.max(), precision)}, "
+        f"norm {number(np.linalg.norm(finite), precision)}"
+    )
     return f"{name}: {a.size} elements, {stats}; --format json prints all of them"
 
 
@@ -138,8 +151,11 @@ def variable_table(var: Any, precision: int, grad_label: str = "gradient"):
         if row is None:
             table.add_row("…", "…", "…")
         else:
-            table.add_row(index_label(labels[row]), number(flat_v[row], precision),
-                          number(flat_g[row], precision))
+            table.add_row(
+                index_label(labels[row]),
+                number(flat_v[row], precision),
+                number(flat_g[row], precision),
+            )
     return table
 
 

@@ -20,15 +20,30 @@ def _sent_text(sent: Any, precision: int) -> str:
 def explain(result: Any, steps: list, fmt: str, precision: int) -> None:
     if fmt == "json":
         payload = {
-            "value": to_json(result.value), "grad_fn": result.grad_fn,
+            "value": to_json(result.value),
+            "grad_fn": result.grad_fn,
             "grads": {n: to_json(v.grad) for n, v in result.variables.items()},
-            "steps": [{"step": s.number, "node": s.node, "variable": s.variable,
-                       "grad_in": to_json(s.grad_in), "rule": s.rule,
-                       "sends": [{"to": x.to, "kind": x.kind,
-                                  "grad": None if x.grad is None else to_json(x.grad),
-                                  "summed_from": None if x.summed_from is None
-                                  else to_json(x.summed_from)} for x in s.sends]}
-                      for s in steps],
+            "steps": [
+                {
+                    "step": s.number,
+                    "node": s.node,
+                    "variable": s.variable,
+                    "grad_in": to_json(s.grad_in),
+                    "rule": s.rule,
+                    "sends": [
+                        {
+                            "to": x.to,
+                            "kind": x.kind,
+                            "grad": None if x.grad is None else to_json(x.grad),
+                            "summed_from": None
+                            if x.summed_from is None
+                            else to_json(x.summed_from),
+                        }
+                        for x in s.sends
+                    ],
+                }
+                for s in steps
+            ],
         }
         emit_json(payload)
         return
@@ -36,12 +51,19 @@ def explain(result: Any, steps: list, fmt: str, precision: int) -> None:
         evaluation(result, fmt, precision)
         return
     out = console()
-    table = _table("the backward pass, step by step (from the output to the leaves)",
-                   ["step", "node", "gradient arriving", "local rule", "sends"])
+    table = _table(
+        "the backward pass, step by step (from the output to the leaves)",
+        ["step", "node", "gradient arriving", "local rule", "sends"],
+    )
     for column in table.columns[1:]:
         column.justify = "left"
     for s in steps:
-        table.add_row(str(s.number), s.node, value_text(s.grad_in, precision), s.rule,
-                      "\n".join(_sent_text(x, precision) for x in s.sends))
+        table.add_row(
+            str(s.number),
+            s.node,
+            value_text(s.grad_in, precision),
+            s.rule,
+            "\n".join(_sent_text(x, precision) for x in s.sends),
+        )
     out.print(table)
     evaluation(result, fmt, precision)

@@ -26,9 +26,14 @@ class Progress:
             from rich.progress import BarColumn, TextColumn, TimeElapsedColumn
             from rich.progress import Progress as Bar
 
-            self.bar = Bar(TextColumn("fitting"), BarColumn(), TextColumn("{task.completed}/"
-                           "{task.total} steps, loss {task.fields[loss]}"), TimeElapsedColumn(),
-                           console=self.out, transient=True)
+            self.bar = Bar(
+                TextColumn("fitting"),
+                BarColumn(),
+                TextColumn("{task.completed}/{task.total} steps, loss {task.fields[loss]}"),
+                TimeElapsedColumn(),
+                console=self.out,
+                transient=True,
+            )
             self.bar.__enter__()
             self.task = self.bar.add_task("fit", total=self.steps, loss="…")
         return self
@@ -75,10 +80,16 @@ def chart(history: list[float], width: int = CHART_WIDTH, height: int = CHART_HE
 
 def fit_result(result: Any, fmt: str, precision: int) -> None:
     if fmt == "json":
-        emit_json({"values": {n: to_json(v) for n, v in result.values.items()},
-                   "loss": to_json(result.loss), "history": [to_json(v) for v in result.history],
-                   "steps": result.steps, "diverged": result.diverged,
-                   "diverged_at": result.diverged_at})
+        emit_json(
+            {
+                "values": {n: to_json(v) for n, v in result.values.items()},
+                "loss": to_json(result.loss),
+                "history": [to_json(v) for v in result.history],
+                "steps": result.steps,
+                "diverged": result.diverged,
+                "diverged_at": result.diverged_at,
+            }
+        )
         return
     if fmt == "csv":
         from .common import _write_csv
@@ -87,8 +98,10 @@ def fit_result(result: Any, fmt: str, precision: int) -> None:
         return
     out = console()
     if result.diverged:
-        out.print(f"diverged at step {result.diverged_at}: the loss became non-finite; showing "
-                  f"the last finite state (step {result.steps}); try a smaller --lr")
+        out.print(
+            f"diverged at step {result.diverged_at}: the loss became non-finite; showing "
+            f"the last finite state (step {result.steps}); try a smaller --lr"
+        )
     table = _table("fitted values", ["variable", "value"])
     for name, value in result.values.items():
         table.add_row(name, value_text(value, precision))

@@ -28,9 +28,11 @@ def _quote(text: str) -> str:
 
 def dot(graph: Any) -> str:
     lines = ["digraph agrad {", "  rankdir=BT;", '  node [fontname="Helvetica"];']
-    style = {"op": 'shape=box, style="rounded,filled", fillcolor="#dde8ff"',
-             "leaf": 'shape=ellipse, style=filled, fillcolor="#d8f5d0"',
-             "constant": 'shape=ellipse, style=dashed'}
+    style = {
+        "op": 'shape=box, style="rounded,filled", fillcolor="#dde8ff"',
+        "leaf": 'shape=ellipse, style=filled, fillcolor="#d8f5d0"',
+        "constant": "shape=ellipse, style=dashed",
+    }
     for n in graph.nodes:
         extra = ", penwidth=2" if n.output else ""
         if n.kind == "op":
@@ -66,10 +68,22 @@ def mermaid(graph: Any) -> str:
 
 
 def as_json(graph: Any) -> dict[str, Any]:
-    return {"nodes": [{"id": n.id, "label": n.label, "kind": n.kind, "shape": list(n.shape),
-                       "requires_grad": n.requires_grad, "is_leaf": n.is_leaf,
-                       "variable": n.variable, "output": n.output} for n in graph.nodes],
-            "edges": [{"source": s, "target": t} for s, t in graph.edges]}
+    return {
+        "nodes": [
+            {
+                "id": n.id,
+                "label": n.label,
+                "kind": n.kind,
+                "shape": list(n.shape),
+                "requires_grad": n.requires_grad,
+                "is_leaf": n.is_leaf,
+                "variable": n.variable,
+                "output": n.output,
+            }
+            for n in graph.nodes
+        ],
+        "edges": [{"source": s, "target": t} for s, t in graph.edges],
+    }
 
 
 def tree(graph: Any) -> None:
@@ -104,8 +118,10 @@ def tree(graph: Any) -> None:
             expand.append((branch.add(_label(child)), child_id, depth + 1))
         stack.extend(reversed(expand))
     if cut:
-        root.add(f"… {len(graph.nodes) - drawn} more nodes (too many or too deep to draw "
-                 "here): use --format json, dot or mermaid")
+        root.add(
+            f"… {len(graph.nodes) - drawn} more nodes (too many or too deep to draw "
+            "here): use --format json, dot or mermaid"
+        )
     out.print(root)
 
 

@@ -24,17 +24,29 @@ from .common import (
 def evaluation(result: Any, fmt: str, precision: int) -> None:
     variables = result.variables
     if fmt == "json":
-        payload = {"value": to_json(result.value), "shape": list(np.shape(result.value)),
-                   "grad_fn": result.grad_fn,
-                   "grads": {n: to_json(v.grad) for n, v in variables.items()},
-                   "unused": [n for n, v in variables.items() if not v.used]}
+        payload = {
+            "value": to_json(result.value),
+            "shape": list(np.shape(result.value)),
+            "grad_fn": result.grad_fn,
+            "grads": {n: to_json(v.grad) for n, v in variables.items()},
+            "unused": [n for n, v in variables.items() if not v.used],
+        }
         emit_json(payload)
     elif fmt == "csv":
-        rows = [["output", index_label(i), _csv_number(np.asarray(result.value)[i]), ""]
-                for i in _indices(np.shape(result.value))]
+        rows = [
+            ["output", index_label(i), _csv_number(np.asarray(result.value)[i]), ""]
+            for i in _indices(np.shape(result.value))
+        ]
         for name, var in variables.items():
-            rows += [[name, index_label(i), _csv_number(np.asarray(var.value)[i]),
-                      _csv_number(np.asarray(var.grad)[i])] for i in _indices(np.shape(var.value))]
+            rows += [
+                [
+                    name,
+                    index_label(i),
+                    _csv_number(np.asarray(var.value)[i]),
+                    _csv_number(np.asarray(var.grad)[i]),
+                ]
+                for i in _indices(np.shape(var.value))
+            ]
         _write_csv(["name", "index", "value", "gradient"], rows)
     else:
         out = console()
@@ -42,16 +54,23 @@ def evaluation(result: Any, fmt: str, precision: int) -> None:
         for var in variables.values():
             out.print(variable_table(var, precision))
         if not variables:
-            out.print("no gradients: name variables with --wrt, or mark leaves "
-                      "tensor(..., requires_grad=true)")
+            out.print(
+                "no gradients: name variables with --wrt, or mark leaves "
+                "tensor(..., requires_grad=true)"
+            )
 
 
 def jacobian(value: np.ndarray, blocks: dict, fmt: str, precision: int) -> None:
     out_shape = tuple(np.shape(value))
     if fmt == "json":
-        emit_json({"value": to_json(value), "shape": list(out_shape),
-                   "jacobian": {n: to_json(v.grad) for n, v in blocks.items()},
-                   "unused": [n for n, v in blocks.items() if not v.used]})
+        emit_json(
+            {
+                "value": to_json(value),
+                "shape": list(out_shape),
+                "jacobian": {n: to_json(v.grad) for n, v in blocks.items()},
+                "unused": [n for n, v in blocks.items() if not v.used],
+            }
+        )
     elif fmt == "csv":
         rows = []
         for name, var in blocks.items():
@@ -65,15 +84,26 @@ def jacobian(value: np.ndarray, blocks: dict, fmt: str, precision: int) -> None:
         out.print(output_table(value, None, precision))
         for name, var in blocks.items():
             note = "" if var.used else " (unused: the output does not depend on it)"
-            out.print(matrix_table(f"d output / d {name}{note}", var.grad, out_shape,
-                                   tuple(np.shape(var.value)), precision))
+            out.print(
+                matrix_table(
+                    f"d output / d {name}{note}",
+                    var.grad,
+                    out_shape,
+                    tuple(np.shape(var.value)),
+                    precision,
+                )
+            )
 
 
 def hessian(value: np.ndarray, blocks: dict, mixed: dict, fmt: str, precision: int) -> None:
     if fmt == "json":
-        emit_json({"value": to_json(value),
-                   "hessian": {n: to_json(v.grad) for n, v in blocks.items()},
-                   "mixed": {f"{a},{b}": to_json(h) for (a, b), h in mixed.items()}})
+        emit_json(
+            {
+                "value": to_json(value),
+                "hessian": {n: to_json(v.grad) for n, v in blocks.items()},
+                "mixed": {f"{a},{b}": to_json(h) for (a, b), h in mixed.items()},
+            }
+        )
     elif fmt == "csv":
         rows = []
         for label, h, shape_a, shape_b in _hessian_blocks(blocks, mixed):
@@ -87,8 +117,11 @@ def hessian(value: np.ndarray, blocks: dict, mixed: dict, fmt: str, precision: i
         out.print(output_table(value, None, precision))
         for label, h, shape_a, shape_b in _hessian_blocks(blocks, mixed):
             names = label.split(",")
-            title = (f"d² output / d{names[0]}²" if len(names) == 1
-                     else f"d² output / d{names[0]} d{names[1]}")
+            title = (
+                f"d² output / d{names[0]}²"
+                if len(names) == 1
+                else f"d² output / d{names[0]} d{names[1]}"
+            )
             out.print(matrix_table(title, h, shape_a, shape_b, precision))
 
 
@@ -102,8 +135,9 @@ def _hessian_blocks(blocks: dict, mixed: dict):
 
 def functions(table: dict, fmt: str) -> None:
     if fmt == "json":
-        emit_json({"functions": {n: {"signature": f.signature(), "doc": f.doc}
-                                 for n, f in table.items()}})
+        emit_json(
+            {"functions": {n: {"signature": f.signature(), "doc": f.doc} for n, f in table.items()}}
+        )
     elif fmt == "csv":
         _write_csv(["name", "signature"], [[n, f.signature()] for n, f in table.items()])
     else:

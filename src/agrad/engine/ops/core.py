@@ -89,8 +89,7 @@ def apply(op: Op, *inputs: Any, **params: Any) -> Tensor:
         out = np.asarray(out)
     if not STATE.enabled or op.vjp is None:
         return wrap(out)
-    next_ = tuple([(x.grad_fn or x) if isinstance(x, Tensor) and x._rg else None
-                   for x in inputs])
+    next_ = tuple([(x.grad_fn or x) if isinstance(x, Tensor) and x._rg else None for x in inputs])
     for producer in next_:  # (not next_.count(None): that would call Tensor.__eq__)
         if producer is not None:
             break
@@ -100,8 +99,12 @@ def apply(op: Op, *inputs: Any, **params: Any) -> Tensor:
         versions = tuple([x._version if isinstance(x, Tensor) else 0 for x in inputs])
     else:  # tracked inputs are reached through next_: keep only the shapes of big ones
         versions = None
-        inputs = tuple([x if n is None or x.data.size < SMALL else ShapeOnly(x.data)
-                        for x, n in zip(inputs, next_)])
+        inputs = tuple(
+            [
+                x if n is None or x.data.size < SMALL else ShapeOnly(x.data)
+                for x, n in zip(inputs, next_, strict=True)
+            ]
+        )
     return wrap(out, True, Node(op, inputs, params, out, next_, versions))
 
 

@@ -21,16 +21,22 @@ def _matmul_vjp(ns, g, out, a, b, needs=(True, True)):
         ga, gb = g[..., None] * b, g[..., None] * a
     elif a.ndim == 1:  # (k,) @ (..., k, n) -> (..., n)
         if needs[0]:  # one product for a whole block of rows when b is a matrix
-            ga = (ns.matmul(g, ns.swapaxes(b, -1, -2)) if b.ndim == 2 else
-                  ns.matmul(g[..., None, :], ns.swapaxes(b, -1, -2))[..., 0, :])
+            ga = (
+                ns.matmul(g, ns.swapaxes(b, -1, -2))
+                if b.ndim == 2
+                else ns.matmul(g[..., None, :], ns.swapaxes(b, -1, -2))[..., 0, :]
+            )
         if needs[1]:
             gb = a[:, None] * g[..., None, :]
     elif b.ndim == 1:  # (..., m, k) @ (k,) -> (..., m)
         if needs[0]:
             ga = g[..., :, None] * b
         if needs[1]:
-            gb = (ns.matmul(g, a) if a.ndim == 2 else
-                  ns.matmul(ns.swapaxes(a, -1, -2), g[..., :, None])[..., 0])
+            gb = (
+                ns.matmul(g, a)
+                if a.ndim == 2
+                else ns.matmul(ns.swapaxes(a, -1, -2), g[..., :, None])[..., 0]
+            )
     else:
         if needs[0]:
             ga = ns.matmul(g, ns.swapaxes(b, -1, -2))
@@ -42,8 +48,10 @@ def _matmul_vjp(ns, g, out, a, b, needs=(True, True)):
 def matmul_shape(a, b):
     """NumPy's matmul shape rule, with an error that names both shapes."""
     if not a or not b:
-        raise AgradShapeError(f"matmul: operands must have at least 1 dimension, got shapes "
-                              f"{tuple(a)} and {tuple(b)}; use * for scalars")
+        raise AgradShapeError(
+            f"matmul: operands must have at least 1 dimension, got shapes "
+            f"{tuple(a)} and {tuple(b)}; use * for scalars"
+        )
     k_a = a[-1]
     k_b = b[-2] if len(b) > 1 else b[0]
     if k_a != k_b:
@@ -55,8 +63,9 @@ def matmul_shape(a, b):
     try:
         batch = np.broadcast_shapes(tuple(a[:-2]), tuple(b[:-2]))
     except ValueError:
-        raise AgradShapeError(f"matmul: batch dimensions of {tuple(a)} and {tuple(b)} "
-                              "cannot be broadcast together") from None
+        raise AgradShapeError(
+            f"matmul: batch dimensions of {tuple(a)} and {tuple(b)} cannot be broadcast together"
+        ) from None
     rows = (a[-2],) if len(a) > 1 else ()
     cols = (b[-1],) if len(b) > 1 else ()
     return tuple(batch) + rows + cols

@@ -96,9 +96,12 @@ def _argmin_forward(x, axis, keepdims=False):
 def _first_hit(data, axis, pick):
     # max(x, dim) returns indices; its gradient goes to that one index (the first).
     idx = np.expand_dims(pick(data, axis=axis), axis)
-    return np.arange(data.shape[axis]).reshape(
-        [-1 if i == axis % data.ndim else 1 for i in range(data.ndim)]
-    ) == idx
+    return (
+        np.arange(data.shape[axis]).reshape(
+            [-1 if i == axis % data.ndim else 1 for i in range(data.ndim)]
+        )
+        == idx
+    )
 
 
 def _argmax_vjp(ns, g, out, x, axis, keepdims=False):

@@ -126,8 +126,12 @@ def _sum_to_vjp(ns, g, out, x, shape):
     return (ns.broadcast_to(g.reshape(batch + lead + tuple(shape)), batch + tuple(x.shape)),)
 
 
-RESHAPE_CASES = (Case(((2, 3),), {"shape": (3, 2)}), Case(((2, 3),), {"shape": (6,)}),
-                 Case(((6,),), {"shape": (1, 2, 3)}), Case(((),), {"shape": (1,)}))
+RESHAPE_CASES = (
+    Case(((2, 3),), {"shape": (3, 2)}),
+    Case(((2, 3),), {"shape": (6,)}),
+    Case(((6,),), {"shape": (1, 2, 3)}),
+    Case(((),), {"shape": (1,)}),
+)
 
 register(
     Op("reshape", "ViewBackward0", _reshape_forward, _reshape_vjp, _reshape_rule, saves=False,
@@ -271,12 +275,15 @@ def _concat_vjp(ns, g, out, *xs, axis=0):
 def _concat_shape(*shapes, axis=0):
     first = shapes[0]
     if any(len(s) == 0 for s in shapes):
-        raise AgradShapeError("concat: zero-dimensional tensors cannot be concatenated; use "
-                              "stack([a, b]) to make a vector of them")
+        raise AgradShapeError(
+            "concat: zero-dimensional tensors cannot be concatenated; use "
+            "stack([a, b]) to make a vector of them"
+        )
     ax = normalize_axis(axis, len(first), "concat")
     for s in shapes[1:]:
-        if len(s) != len(first) or any(a != b for i, (a, b) in enumerate(zip(s, first))
-                                        if i != ax):
+        if len(s) != len(first) or any(
+            a != b for i, (a, b) in enumerate(zip(s, first, strict=True)) if i != ax
+        ):
             raise AgradShapeError(
                 f"concat: shapes {tuple(first)} and {tuple(s)} differ outside axis {axis}; "
                 "all inputs must match except along the concatenation axis"
