@@ -19,7 +19,7 @@ from . import functions, kernels
 from .grad_mode import set_grad_enabled
 from .node import Node
 from .ops.core import SMALL, ShapeOnly
-from .tensor import Tensor, wrap
+from .tensor import WRITES, Tensor, wrap
 
 FREED_ERROR = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
@@ -70,19 +70,19 @@ def _seed(outputs: list[Tensor], grads: list, batch: int, create_graph: bool) ->
 def _topological(roots: list[Node]) -> list[Node]:
     """Nodes reachable from ``roots``, each after every node that consumes it."""
     order: list[Node] = []
-    seen: set[int] = set()
+    seen: set[Node] = set()  # nodes hash by identity
     stack: list[tuple[Node, bool]] = [(r, False) for r in reversed(roots)]
     while stack:
         node, expanded = stack.pop()
         if expanded:
             order.append(node)
             continue
-        if id(node) in seen:
+        if node in seen:
             continue
-        seen.add(id(node))
+        seen.add(node)
         stack.append((node, True))
         for child in node.next:
-            if type(child) is Node and id(child) not in seen:
+            if type(child) is Node and child not in seen:
                 stack.append((child, False))
     order.reverse()
     return order
@@ -124,23 +124,23 @@ def run_backward(
     leaf_slot = {id(t): i for i, t in enumerate(inputs or ()) if t.grad_fn is None}
     node_slot = {id(t.grad_fn): i for i, t in enumerate(inputs or ()) if t.grad_fn is not None}
 
-    pending: dict[int, Any] = {}
+    pending: dict[Node, Any] = {}  # gradient arriving at each node so far
     stored: set[int] = set()  # arrays already handed to a tensor's .grad in this pass
     roots = []
     for out, g in zip(outputs, seeds, strict=True):
         if out.grad_fn is None:
             _deliver(out, g, capture, leaf_slot, found, create_graph, stored)
         else:
-            key = id(out.grad_fn)
+            key = out.grad_fn
             pending[key] = pending[key] + g if key in pending else g
-            roots.append(out.grad_fn)
+            roots.append(key)
     order = _topological(roots)
     if capture:
         order = _prune(order, set(node_slot), set(leaf_slot))
 
     with set_grad_enabled(create_graph):
         for node in order:
-            g = pending.pop(id(node), None)
+            g = pending.pop(node, None)
             if g is None:
                 continue
             if node.hooks:
@@ -156,8 +156,7 @@ def run_backward(
                 if child is None or gi is None:
                     continue
                 if type(child) is Node:
-                    key = id(child)
-                    pending[key] = pending[key] + gi if key in pending else gi
+                    pending[child] = pending[child] + gi if child in pending else gi
                 else:
                     _deliver(child, gi, capture, leaf_slot, found, create_graph, stored)
             if not retain_graph:
@@ -173,13 +172,13 @@ def _node_vjp(node: Node, g: Any, ns: Any, create_graph: bool, batch: int) -> tu
     op = node.op
     if node.freed and op.saves:
         raise AgradAutogradError(FREED_ERROR)
-    if node.versions is not None:
+    if WRITES[0] != node.stamp and op.keeps_inputs:  # something was written in place since
         _check_versions(node)
     if create_graph:
         xs = node.inputs
         out = wrap(node.out, True, node) if node.out is not None else None
     else:
-        xs = [x.data if isinstance(x, Tensor) else x for x in node.inputs]
+        xs = node.arrays
         out = node.out
     if op.needs_mask:
         grads = op.vjp(
@@ -202,13 +201,13 @@ def _node_vjp(node: Node, g: Any, ns: Any, create_graph: bool, batch: int) -> tu
 
 
 def _check_versions(node: Node) -> None:
-    for x, version in zip(node.inputs, node.versions, strict=True):
-        if isinstance(x, Tensor) and x._version != version:
+    for x in node.inputs:
+        if isinstance(x, Tensor) and x._version > node.stamp:
             raise AgradAutogradError(
                 "one of the variables needed for gradient computation has been modified by an "
-                f"inplace operation: a tensor of shape {x.shape} saved by {node.name()} is at "
-                f"version {x._version}; expected version {version} instead. Hint: compute on a "
-                ".clone() instead of modifying it in place."
+                f"inplace operation: a tensor of shape {x.shape} saved by {node.name()} was "
+                "written after it was saved. Hint: compute on a .clone() instead of "
+                "modifying it in place."
             )
 
 

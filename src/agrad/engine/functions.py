@@ -19,7 +19,7 @@ from .grad_mode import STATE
 from .ops import TABLE, apply
 from .ops.core import normalize_axis
 from .ops.shape import normalize_index
-from .tensor import INPLACE_VIEW_ERROR, Tensor, _autograd_error, _to_data, wrap
+from .tensor import INPLACE_VIEW_ERROR, Tensor, _autograd_error, _to_data, bump_version, wrap
 
 # What `agrad` re-exports (agrad.exp, agrad.sum, ...).
 PUBLIC = [
@@ -561,7 +561,7 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
     tracked = STATE.enabled and (x._rg or (isinstance(value, Tensor) and value._rg))
     if STATE.enabled and x.grad_fn is None and x._rg:
         raise _autograd_error(INPLACE_VIEW_ERROR)
-    x._version += 1
+    bump_version(x)
     if not tracked:
         x.data[full] = value.data if isinstance(value, Tensor) else value
         return

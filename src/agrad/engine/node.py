@@ -13,22 +13,25 @@ class Node:
     its gradient to: a Node, a leaf Tensor that requires grad, or None.
     """
 
-    __slots__ = ("op", "inputs", "params", "out", "next", "versions", "__dict__", "__weakref__")
+    __slots__ = (
+        "op", "inputs", "arrays", "params", "out", "next", "stamp", "__dict__", "__weakref__",
+    )  # fmt: skip
     # Rarely set: class-level defaults until first written.
     retained: Any = None  # the output Tensor, once retain_grad() was called on it
     hooks: list | None = None
     freed = False
 
     def __init__(
-        self, op: Any, inputs: tuple, params: dict, out: Any, next_: tuple, versions: tuple | None
-    ) -> None:
+        self, op: Any, inputs: tuple, arrays: list, params: dict, out: Any, next_: tuple,
+        stamp: int,
+    ) -> None:  # fmt: skip
         self.op = op
         self.inputs = inputs
+        self.arrays = arrays  # the inputs' arrays (or shape stand-ins), as the VJP takes them
         self.params = params
         self.out = out
         self.next = next_
-        # Saved inputs' version counters: an in-place change before backward is an error.
-        self.versions = versions
+        self.stamp = stamp  # the in-place write counter when made (see tensor.WRITES)
 
     def name(self) -> str:
         """PyTorch's class name for this backward function, e.g. 'MulBackward0'."""

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from .grad_mode import no_grad
-from .tensor import Tensor
+from .tensor import Tensor, bump_version
 
 
 class Optimizer:
@@ -91,6 +91,7 @@ class SGD(Optimizer):
                     state["momentum_buffer"] = buf
                     g = g + mom * buf if group["nesterov"] else buf
                 p.data -= lr * g
+                bump_version(p)
         return loss
 
 
@@ -146,6 +147,7 @@ class Adam(Optimizer):
                 bias1, bias2 = 1 - beta1**t, 1 - beta2**t
                 denom = np.sqrt(v) / np.sqrt(bias2) + group["eps"]
                 p.data -= (group["lr"] / bias1) * (m / denom)
+                bump_version(p)
         return loss
 
 

@@ -31,6 +31,18 @@ FLOAT_ONLY_ERROR = "Only Tensors of floating point and complex dtype can require
 
 _new = object.__new__
 
+# In-place writes are stamped from one global counter: a tensor's _version is the stamp
+# of its last write, a node records the counter when it is made, so backward detects a
+# saved input written since (x._version > node.stamp) and skips the check when nothing
+# was written at all.
+WRITES = [0]
+
+
+def bump_version(t: Tensor) -> None:
+    """Record an in-place write to ``t``."""
+    WRITES[0] += 1
+    t._version = WRITES[0]
+
 
 def wrap(data: np.ndarray, requires_grad: bool = False, grad_fn: Any = None) -> Tensor:
     """The engine's fast constructor: no conversion, no checks."""
@@ -56,7 +68,7 @@ class Tensor:
     _acc: Any = None  # the leaf's AccumulateGrad, made on first request
     _retains = False
     _hooks: list | None = None
-    _version = 0  # bumped by in-place writes; saved by nodes to detect them
+    _version = 0  # the WRITES stamp of the last in-place write (0: never written)
     __array_priority__ = 1000  # NumPy defers `ndarray * Tensor` to Tensor.__rmul__
 
     def __init__(self, *args: Any, requires_grad: bool = False) -> None:
@@ -256,7 +268,7 @@ class Tensor:
         if STATE.enabled and self.grad_fn is None and self._rg:
             raise _autograd_error(INPLACE_LEAF_ERROR)
         self.data[...] = result.data
-        self._version += 1
+        bump_version(self)
         if result.grad_fn is not None:
             self.grad_fn = result.grad_fn
             self._rg = True
@@ -269,7 +281,7 @@ class Tensor:
         if STATE.enabled and self.grad_fn is None and self._rg:
             raise _autograd_error(INPLACE_LEAF_ERROR)
         self.data[...] = value
-        self._version += 1
+        bump_version(self)
         return self
 
     def copy_(self, src: Any) -> Tensor:

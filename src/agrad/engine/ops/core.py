@@ -21,7 +21,7 @@ import numpy as np
 from ...errors import AgradShapeError, AgradValueError
 from ..grad_mode import STATE
 from ..node import Node
-from ..tensor import Tensor, wrap
+from ..tensor import WRITES, Tensor, wrap
 
 Shape = tuple[int, ...]
 
@@ -95,17 +95,15 @@ def apply(op: Op, *inputs: Any, **params: Any) -> Tensor:
             break
     else:
         return wrap(out)
-    if op.keeps_inputs:
-        versions = tuple([x._version if isinstance(x, Tensor) else 0 for x in inputs])
-    else:  # tracked inputs are reached through next_: keep only the shapes of big ones
-        versions = None
+    if not op.keeps_inputs:  # tracked inputs are reached through next_: keep only shapes
         inputs = tuple(
             [
                 x if n is None or x.data.size < SMALL else ShapeOnly(x.data)
                 for x, n in zip(inputs, next_, strict=True)
             ]
         )
-    return wrap(out, True, Node(op, inputs, params, out, next_, versions))
+        datas = [x.data if isinstance(x, (Tensor, ShapeOnly)) else x for x in inputs]
+    return wrap(out, True, Node(op, inputs, datas, params, out, next_, WRITES[0]))
 
 
 class ShapeOnly:
