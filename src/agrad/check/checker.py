@@ -76,7 +76,13 @@ def check(
             if blocks[k] is None
             else blocks[k].data.astype(np.float64).reshape(out.data.size, -1)
         )
-        numeric = differences(_column_fn(tape, base, k), base[k], eps, options.method)
+        numeric = differences(
+            _column_fn(tape, base, k),
+            base[k],
+            eps,
+            options.method,
+            batched=_block_fn(tape, base, k),
+        )
         report.evaluations += numeric.evaluations
         var = compare(name, analytic, numeric, out.shape, t.shape, atol, rtol, options.strict)
         var.unused = blocks[k] is None
@@ -99,6 +105,13 @@ def _column_fn(tape: Tape, base: list[np.ndarray], k: int):
     def f(values: np.ndarray) -> np.ndarray:
         args[k] = values
         return tape(*args)
+
+    return f
+
+
+def _block_fn(tape: Tape, base: list[np.ndarray], k: int):
+    def f(block: np.ndarray) -> np.ndarray:
+        return tape.batch(k, block, base)
 
     return f
 

@@ -58,6 +58,12 @@ class Tape:
         else:
             self.root = None
 
+    def batch(self, k: int, block: np.ndarray, arrays: Sequence[np.ndarray]) -> np.ndarray:
+        """Outputs at ``len(block)`` points where input ``k`` takes each row of ``block``
+        (the other inputs as in ``arrays``), in one pass of batched NumPy calls.
+        Raises `batching.Unbatchable` when an op has no batching rule."""
+        return _batched_call(self, k, block, arrays)
+
     def __call__(self, *arrays: np.ndarray) -> np.ndarray:
         if self.root is None:
             return np.asarray(self.output_const)
@@ -73,3 +79,30 @@ class Tape:
                 args[0] = np.array(args[0], dtype=np.result_type(args[0], args[1]), copy=True)
             values.append(op.forward(*args, **params))
         return np.asarray(values[self.root])
+
+
+def _batched_call(tape: Tape, k: int, block: np.ndarray, arrays: Sequence[np.ndarray]):
+    """Evaluate ``tape`` at ``len(block)`` points that differ only in input ``k``."""
+    from .batching import apply_batched
+
+    size = block.shape[0]
+    if tape.root is None:
+        return np.broadcast_to(tape.output_const, (size, *np.shape(tape.output_const)))
+    inputs = [(a, False) for a in arrays]
+    inputs[k] = (block, True)
+    if tape.root < 0:
+        return _batched_full(inputs[-1 - tape.root], size)
+    values: list = []
+    for op, refs, params in tape.steps:
+        args = [
+            inputs[r] if kind == _LEAF else values[r] if kind == _NODE else (r, False)
+            for kind, r in refs
+        ]
+        values.append(apply_batched(op, args, params, size))
+    return _batched_full(values[tape.root], size)
+
+
+def _batched_full(value, size: int) -> np.ndarray:
+    array, batched = value
+    array = np.asarray(array)
+    return array if batched else np.broadcast_to(array, (size, *array.shape))

@@ -1,0 +1,161 @@
+"""Batching rules: run an op's forward on inputs that carry a leading batch axis.
+
+Finite differences evaluate one function at many perturbed points; stacking the
+points along a new leading axis turns thousands of small NumPy calls into a few
+large ones. Each rule says how an op's parameters and operands change when
+some operands have that extra axis (JAX's vmap, for the op table's forwards).
+An op without a rule raises `Unbatchable`, and the caller falls back to one
+evaluation per point.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from .ops import TABLE
+from .ops.core import broadcast_shape, same_shape
+
+
+class Unbatchable(Exception):
+    """This op (or this use of it) has no batching rule."""
+
+
+Value = tuple[Any, bool]  # (array, carries the batch axis)
+
+
+def apply_batched(op: Any, values: list[Value], params: dict, size: int) -> Value:
+    """``op.forward`` on ``values``; returns (result, batched)."""
+    if not any(b for _, b in values):
+        return op.forward(*(v for v, _ in values), **params), False
+    rule = RULES.get(op.name)
+    if rule is None:
+        if op.shape in (broadcast_shape, same_shape):
+            rule = _elementwise
+        else:
+            raise Unbatchable(op.name)
+    return rule(op, values, params, size), True
+
+
+def _nd(value: Value) -> int:
+    array, batched = value
+    return np.ndim(array) - (1 if batched else 0)
+
+
+def _aligned(value: Value, ndim: int) -> Any:
+    """A batched operand with singleton axes after the batch axis, so that NumPy's
+    right-aligned broadcasting pairs its own axes with the other operands'."""
+    array, batched = value
+    if not batched:
+        return array
+    missing = ndim - (array.ndim - 1)
+    return array.reshape(array.shape[:1] + (1,) * missing + array.shape[1:]) if missing else array
+
+
+def _full(value: Value, size: int) -> np.ndarray:
+    array, batched = value
+    return array if batched else np.broadcast_to(array, (size, *np.shape(array)))
+
+
+def _axis(axis: Any, ndim: int) -> Any:
+    if axis is None:
+        return tuple(range(1, ndim + 1))
+    if isinstance(axis, tuple):
+        return tuple(a % ndim + 1 for a in axis)
+    return axis % max(ndim, 1) + 1
+
+
+def _elementwise(op, values, params, size):
+    ndim = max(_nd(v) for v in values)
+    return op.forward(*(_aligned(v, ndim) for v in values), **params)
+
+
+def _reduction(op, values, params, size):
+    (value,) = values
+    return op.forward(value[0], **{**params, "axis": _axis(params.get("axis"), _nd(value))})
+
+
+def _softmax(op, values, params, size):
+    (value,) = values
+    return op.forward(value[0], axis=_axis(params.get("axis", -1), _nd(value)))
+
+
+def _reshape(op, values, params, size):
+    return op.forward(values[0][0], shape=(size, *params["shape"]))
+
+
+def _permute(op, values, params, size):
+    nd = _nd(values[0])
+    return op.forward(values[0][0], axes=(0, *(a % nd + 1 for a in params["axes"])))
+
+
+def _transpose(op, values, params, size):
+    nd = _nd(values[0])
+    return op.forward(values[0][0], dim0=params["dim0"] % nd + 1, dim1=params["dim1"] % nd + 1)
+
+
+def _expand(op, values, params, size):
+    target = tuple(params["shape"])
+    return np.broadcast_to(_aligned(values[0], len(target)), (size, *target))
+
+
+def _key(index: tuple, advanced: bool) -> tuple:
+    if advanced:
+        arrays = [i for i, item in enumerate(index) if isinstance(item, np.ndarray)]
+        if arrays and arrays[-1] - arrays[0] + 1 != len(arrays):
+            raise Unbatchable("index")  # NumPy would move separated advanced axes first
+    return (slice(None), *index)
+
+
+def _index(op, values, params, size):
+    return values[0][0][_key(params["index"], params["advanced"])]
+
+
+def _setitem(op, values, params, size):
+    old, value = values
+    base = _full(old, size)
+    target = np.array(base, dtype=np.result_type(base, value[0]), copy=True)
+    key = _key(params["index"], params["advanced"])
+    selected = np.ndim(target[key]) - 1
+    target[key] = _aligned(value, selected)
+    return target
+
+
+def _concat(op, values, params, size):
+    nd = _nd(values[0])
+    return np.concatenate([_full(v, size) for v in values], axis=params["axis"] % nd + 1)
+
+
+def _stack(op, values, params, size):
+    nd = _nd(values[0]) + 1
+    return np.stack([_full(v, size) for v in values], axis=params["axis"] % nd + 1)
+
+
+def _matmul(op, values, params, size):
+    (a, ba), (b, bb) = values
+    nda, ndb = _nd(values[0]), _nd(values[1])
+    squeeze = []
+    if nda == 1:  # vectors as 1-row matrices (batched or not), squeezed again at the end
+        a, nda = a[..., None, :], 2
+        squeeze.append(-2)
+    if ndb == 1:  # vectors as 1-column matrices
+        b, ndb = b[..., None], 2
+        squeeze.append(-1)
+    ndim = max(nda, ndb)  # batched operands pad their matrix-batch axes after the batch axis
+    out = np.matmul(_aligned((a, ba), ndim), _aligned((b, bb), ndim))
+    return np.squeeze(out, axis=tuple(squeeze)) if squeeze else out
+
+
+RULES: dict[str, Callable[..., Any]] = {
+    **{n: _reduction for n in ("sum", "mean", "prod", "amax", "amin", "max_dim", "min_dim",
+                               "logsumexp", "norm")},
+    "softmax": _softmax, "log_softmax": _softmax,
+    "reshape": _reshape, "unsqueeze": _reshape, "squeeze": _reshape,
+    "permute": _permute, "transpose": _transpose, "expand": _expand,
+    "index": _index, "unbind": _index, "setitem": _setitem,
+    "concat": _concat, "stack": _stack, "matmul": _matmul,
+}  # fmt: skip
+
+assert set(RULES) <= set(TABLE), sorted(set(RULES) - set(TABLE))
