@@ -8,6 +8,7 @@ stderr with exit 2, a failed check exits 1, and no traceback ever reaches a user
 from __future__ import annotations
 
 import os
+import re
 import sys
 from enum import IntEnum
 
@@ -42,7 +43,7 @@ def run(argv: list[str] | None = None) -> int:
     except typer.TyperException as exc:  # Typer's (vendored Click's) usage errors
         ctx = getattr(exc, "ctx", None)
         hint = f" (see 'agrad {ctx.info_name} --help')" if ctx and ctx.parent else ""
-        if "No such option: -" in exc.format_message():
+        if re.search(r"No such option: -[^-]", exc.format_message()):
             hint += "; a program that starts with '-' goes after '--': agrad eval -- \"-x\""
         return _fail(f"{exc.format_message()}{hint}", code=getattr(exc, "exit_code", 2) or 2)
     except typer.Abort:

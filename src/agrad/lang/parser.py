@@ -26,6 +26,7 @@ from agrad.errors import AgradError, AgradLimitError, AgradSyntaxError
 from agrad.lang import ir
 from agrad.lang.diagnostics import KEYWORDS, keyword_error, position, syntax_error, translate
 from agrad.lang.ir import Instr, ParsedProgram, Slice, Statement
+from agrad.lang.tables import cached_parser
 
 MAX_NESTING = 100_000
 
@@ -97,16 +98,16 @@ def _parser() -> tuple[Lark, _Lowerer]:
     with _LOCK:
         if _PARSER is None:
             lowerer = _Lowerer()
-            lark = Lark(
-                grammar_text(),
-                parser="lalr",
-                lexer="contextual",
-                transformer=lowerer,
-                postlex=_Postlex(lowerer),
-                maybe_placeholders=True,
-                # No cache=: Lark's cache is a pickle, and agrad loads no pickles.
-            )
-            _PARSER = (lark, lowerer)
+            text = grammar_text()
+            live = {"transformer": lowerer, "postlex": _Postlex(lowerer)}
+
+            def build() -> Lark:
+                # Lark's own cache= is a pickle, and agrad loads no pickles (see tables.py).
+                return Lark(
+                    text, parser="lalr", lexer="contextual", maybe_placeholders=True, **live
+                )
+
+            _PARSER = (cached_parser(text, build, **live), lowerer)
         return _PARSER
 
 
