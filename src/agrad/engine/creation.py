@@ -8,7 +8,8 @@ import numpy as np
 
 from ..errors import AgradValueError
 from .dtypes import get_default_dtype, to_dtype
-from .functions import _shape_args, as_tensor
+from .functions import as_tensor
+from .shaping import _shape_args
 from .tensor import Tensor, wrap
 
 _RNG = [np.random.default_rng()]

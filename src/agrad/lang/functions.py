@@ -243,6 +243,12 @@ def _eye_size(n, m=None):
     return rows * (rows if m is None else as_int(m, "eye", "m"))
 
 
+UNARY = (
+    "exp", "log", "log1p", "expm1", "sqrt", "abs", "sign", "sin", "cos", "tan",
+    "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "sigmoid", "relu", "square",
+    "reciprocal",
+)  # fmt: skip
+
 TABLE: dict[str, Function] = {
     f.name: f
     for f in [
@@ -253,31 +259,7 @@ TABLE: dict[str, Function] = {
             {"requires_grad": False},
             doc="a leaf tensor; requires_grad=true makes it a variable to differentiate",
         ),
-        *(
-            _unary(n)
-            for n in [
-                "exp",
-                "log",
-                "log1p",
-                "expm1",
-                "sqrt",
-                "abs",
-                "sign",
-                "sin",
-                "cos",
-                "tan",
-                "arcsin",
-                "arccos",
-                "arctan",
-                "sinh",
-                "cosh",
-                "tanh",
-                "sigmoid",
-                "relu",
-                "square",
-                "reciprocal",
-            ]
-        ),
+        *(_unary(n) for n in UNARY),
         Function(
             "softplus",
             lambda x, beta=1.0, threshold=20.0: F.softplus(
