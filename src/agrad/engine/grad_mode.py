@@ -46,14 +46,18 @@ class set_grad_enabled:  # noqa: N801 - PyTorch's name
     def __call__(self, fn: F) -> F:
         # Used as a decorator: the constructor already flipped the mode; undo it.
         STATE.enabled = self.prev
-        mode = self.mode
+        return _decorated(fn, self.mode)
 
-        @functools.wraps(fn)
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
-            with set_grad_enabled(mode):
-                return fn(*args, **kwargs)
 
-        return wrapper  # type: ignore[return-value]
+def _decorated(fn: F, mode: bool) -> F:
+    """``fn`` run with grad mode set to ``mode`` (the decorator form of the contexts)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        with set_grad_enabled(mode):
+            return fn(*args, **kwargs)
+
+    return wrapper  # type: ignore[return-value]
 
 
 class _GradModeContext:
@@ -69,14 +73,7 @@ class _GradModeContext:
         STATE.enabled = self.prev
 
     def __call__(self, fn: F) -> F:
-        mode = self.mode
-
-        @functools.wraps(fn)
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
-            with set_grad_enabled(mode):
-                return fn(*args, **kwargs)
-
-        return wrapper  # type: ignore[return-value]
+        return _decorated(fn, self.mode)
 
 
 class no_grad(_GradModeContext):  # noqa: N801 - PyTorch's name

@@ -92,13 +92,7 @@ class Session:
             else [None] * len(targets)
         )
         for (name, t), g in zip(targets.items(), grads, strict=True):
-            result.variables[name] = Variable(
-                name,
-                t.data,
-                np.zeros_like(t.data) if g is None else np.asarray(g.data),
-                used=g is not None,
-                role="input" if t.is_leaf else "intermediate",
-            )
+            result.variables[name] = _variable(name, t, g)
         return result
 
     def explain(self, grad_output: str | None = None):
@@ -113,14 +107,7 @@ class Session:
         if targets and out.requires_grad:
             steps = explain(out, run.env, self._cotangent(out, grad_output))
         for name, t in targets.items():
-            g = t._grad
-            result.variables[name] = Variable(
-                name,
-                t.data,
-                np.zeros_like(t.data) if g is None else np.asarray(g.data),
-                used=g is not None,
-                role="input" if t.is_leaf else "intermediate",
-            )
+            result.variables[name] = _variable(name, t, t._grad)
         return result, steps
 
     def _cotangent(self, out: Tensor, grad_output: str | None) -> Tensor | None:
@@ -183,3 +170,14 @@ class Session:
                 elif i < j:
                     mixed[(name, other)] = block
         return out.data, diag, mixed
+
+
+def _variable(name: str, t: Tensor, grad: Tensor | None) -> Variable:
+    """A --wrt variable's report entry; no gradient means the output does not use it."""
+    return Variable(
+        name,
+        t.data,
+        np.zeros_like(t.data) if grad is None else np.asarray(grad.data),
+        used=grad is not None,
+        role="input" if t.is_leaf else "intermediate",
+    )

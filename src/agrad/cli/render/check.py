@@ -93,6 +93,12 @@ def _check_summary(report: Any) -> str:
     return f"check FAILED: {'; '.join(reasons)} ({settings}){kink_note}"
 
 
+def _csv_row(name: str, e: Any, verdict: str) -> list[str]:
+    return [name, index_label(e.output_index), index_label(e.input_index),
+            _csv_number(e.analytic), _csv_number(e.numeric), _csv_number(e.abs_error),
+            _csv_number(e.rel_error), verdict]  # fmt: skip
+
+
 def check_report(report: Any, fmt: str, precision: int) -> None:
     if fmt == "json":
         emit_json(check_json(report))
@@ -101,33 +107,9 @@ def check_report(report: Any, fmt: str, precision: int) -> None:
         rows = []
         for name, v in report.variables.items():
             for e in v.worst:
-                rows.append(
-                    [
-                        name,
-                        index_label(e.output_index),
-                        index_label(e.input_index),
-                        _csv_number(e.analytic),
-                        _csv_number(e.numeric),
-                        _csv_number(e.abs_error),
-                        _csv_number(e.rel_error),
-                        "ok"
-                        if e.abs_error <= report.atol + report.rtol * abs(e.numeric)
-                        else "FAIL",
-                    ]
-                )
-            for e in v.kinks:
-                rows.append(
-                    [
-                        name,
-                        index_label(e.output_index),
-                        index_label(e.input_index),
-                        _csv_number(e.analytic),
-                        _csv_number(e.numeric),
-                        _csv_number(e.abs_error),
-                        _csv_number(e.rel_error),
-                        "kink",
-                    ]
-                )
+                ok = e.abs_error <= report.atol + report.rtol * abs(e.numeric)
+                rows.append(_csv_row(name, e, "ok" if ok else "FAIL"))
+            rows += [_csv_row(name, e, "kink") for e in v.kinks]
         _write_csv(
             [
                 "variable",
