@@ -9,11 +9,7 @@ import sys
 
 
 def run_in_fresh_process(cache_home, program="sum(x**2)") -> subprocess.CompletedProcess:
-    code = (
-        "from agrad.lang.parser import parse\n"
-        f"p = parse({program!r})\n"
-        "print(len(p.instrs))\n"
-    )
+    code = f"from agrad.lang.parser import parse\np = parse({program!r})\nprint(len(p.instrs))\n"
     env = {"XDG_CACHE_HOME": str(cache_home), "PATH": ""}
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
 
