@@ -13,7 +13,9 @@ The values and gradients are checked first (sum of n x's at x=2: value 2n, gradi
 nested: value 4, gradient 2). The stages are interleaved sample by sample. Freeing each
 stage's result (the tree, the IR, the session) is not timed; freeing the autograd graph
 inside evaluate() is. Cases of 100,000 terms take about a second per stage, so they use at
-most 3 samples.
+most 3 samples. The cyclic GC stays enabled, as everywhere; a last table repeats the
+100,000-term case with it disabled, to show how much of any growth beyond linear is the
+collector's.
 
 Run: python benchmarks/bench_scale.py [--repeat N] [--json PATH]
 """
@@ -23,6 +25,7 @@ import os
 for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_v] = "1"
 
+import gc  # noqa: E402
 import statistics  # noqa: E402
 import sys  # noqa: E402
 
@@ -48,13 +51,25 @@ def nested(depth: int) -> str:
 
 def cases() -> list[dict]:
     out = [
-        {"family": "flat", "label": f"x+...+x, {n:,} terms", "size": n, "source": flat(n),
-         "value": 2.0 * n, "grad": float(n)}
+        {
+            "family": "flat",
+            "label": f"x+...+x, {n:,} terms",
+            "size": n,
+            "source": flat(n),
+            "value": 2.0 * n,
+            "grad": float(n),
+        }
         for n in FLAT
     ]
     out += [
-        {"family": "nested", "label": f"(...(x)...)*2, {d:,} deep", "size": d,
-         "source": nested(d), "value": 4.0, "grad": 2.0}
+        {
+            "family": "nested",
+            "label": f"(...(x)...)*2, {d:,} deep",
+            "size": d,
+            "source": nested(d),
+            "value": 4.0,
+            "grad": 2.0,
+        }
         for d in NESTED
     ]
     return out
@@ -72,12 +87,25 @@ def stage_functions(case: dict, plain: lark.Lark) -> dict:
     }
 
 
+def without_gc(fn):
+    def run(arg):
+        gc.disable()
+        try:
+            return fn(arg)
+        finally:
+            gc.enable()
+
+    return run
+
+
 def check(case: dict, plain: lark.Lark) -> None:
     result = Session.create(case["source"], ["x=2"], ["x"]).evaluate()
     got = (float(result.value), float(result.variables["x"].grad))
     if got != (case["value"], case["grad"]):
-        raise SystemExit(f"MISMATCH {case['label']}: (value, grad) {got}, expected "
-                         f"{(case['value'], case['grad'])}")
+        raise SystemExit(
+            f"MISMATCH {case['label']}: (value, grad) {got}, expected "
+            f"{(case['value'], case['grad'])}"
+        )
     plain.parse(case["source"])  # Lark alone accepts the same text
 
 
@@ -119,43 +147,91 @@ def main(argv: list[str]) -> dict:
         }
         med = {st: results[case["label"]]["stages"][st]["ms_median"] for st in STAGES}
         print(
-            f"  {case['label']:<30} "
-            + "  ".join(f"{st} {med[st]:.1f} ms" for st in STAGES),
+            f"  {case['label']:<30} " + "  ".join(f"{st} {med[st]:.1f} ms" for st in STAGES),
             flush=True,
         )
 
     for family, unit in (("flat", "term"), ("nested", "level")):
         labels = [k for k, r in results.items() if r["family"] == family]
-        print(f"\n[{family}] median ms (min), us per {unit}, and the ratio to the previous size")
+        print(
+            f"\n[{family}] per stage, by size (xprev: ratio to the previous size; linear = x10.0)"
+        )
         rows = []
-        prev = None
-        for label in labels:
-            r = results[label]
-            row = [label]
-            for stage in STAGES:
-                s = r["stages"][stage]
-                ratio = (
-                    f" x{s['ms_median'] / prev['stages'][stage]['ms_median']:.1f}" if prev else ""
-                )
-                s["ratio_to_previous"] = (
-                    s["ms_median"] / prev["stages"][stage]["ms_median"] if prev else None
-                )
-                row.append(f"{s['ms_median']:.2f} ({s['ms_min']:.2f}){ratio}")
-                row.append(f"{s['us_per_term']:.2f}")
-            lark_ms = r["stages"]["Lark alone"]["ms_median"]
-            r["parse_vs_lark"] = r["stages"]["agrad parse"]["ms_median"] / lark_ms
-            row.append(f"{r['parse_vs_lark']:.2f}x")
-            rows.append(row)
-            prev = r
-        columns = ["program"]
         for stage in STAGES:
-            columns += [f"{stage} ms (min) xprev", f"us/{unit}"]
-        columns.append("parse / Lark")
-        _common.print_table(columns, rows)
+            prev = None
+            for label in labels:
+                r = results[label]
+                st = r["stages"][stage]
+                st["ratio_to_previous"] = st["ms_median"] / prev["ms_median"] if prev else None
+                st["ratio_to_lark"] = (  # parsing stages only: evaluate parses nothing
+                    st["ms_median"] / r["stages"]["Lark alone"]["ms_median"]
+                    if stage != "evaluate"
+                    else None
+                )
+                rows.append(
+                    [
+                        stage if prev is None else "",
+                        f"{r['size']:,}",
+                        f"{st['ms_median']:.2f}",
+                        f"{st['ms_min']:.2f}",
+                        f"x{st['ratio_to_previous']:.1f}" if prev else "",
+                        f"{st['us_per_term']:.2f}",
+                        f"{st['ratio_to_lark']:.2f}x" if st["ratio_to_lark"] else "",
+                    ]
+                )
+                prev = st
+        _common.print_table(
+            ["stage", f"{unit}s", "ms (median)", "min ms", "xprev", f"us/{unit}", "vs Lark alone"],
+            rows,
+            aligns="lrrrrrr",
+        )
     print(
-        "\n  Lark alone = lexer + LALR + tree; agrad parse = lexer + LALR + lowering to IR "
-        "(no tree).\n  Session.create includes agrad parse. For a size 10x larger, linear "
-        "scaling gives x10.0."
+        "\n  Lark alone = lexer + LALR + Lark's tree; agrad parse = lexer + LALR + lowering to "
+        "the flat IR\n  (no tree); Session.create includes agrad parse."
+    )
+
+    # Is growth beyond linear the cyclic GC? The largest flat case again, collector off.
+    big = next(c for c in all_cases if c["family"] == "flat" and c["size"] == max(FLAT))
+    fns = stage_functions(big, plain)
+    no_gc = {stage: [] for stage in STAGES}
+    for i in range(min(repeat, 3)):
+        for stage in STAGES:
+            fn, setup = fns[stage]
+            t = _common.timeit(without_gc(fn), repeat=1, warmup=1 if i == 0 else 0, setup=setup)
+            no_gc[stage] += t["samples"]
+    del fns
+    small = results[next(c["label"] for c in all_cases if c["family"] == "flat")]
+    rows = []
+    gc_off = {}
+    for stage in STAGES:
+        on = results[big["label"]]["stages"][stage]
+        off = statistics.median(no_gc[stage]) * 1e3
+        gc_off[stage] = {"ms_median": off, "us_per_term": off * 1e3 / big["size"]}
+        rows.append(
+            [
+                stage,
+                f"{small['stages'][stage]['us_per_term']:.2f}",
+                f"{on['us_per_term']:.2f}",
+                f"{gc_off[stage]['us_per_term']:.2f}",
+                f"{on['ms_median']:.0f}",
+                f"{off:.0f}",
+            ]
+        )
+    results[big["label"]]["gc_disabled"] = gc_off
+    print(
+        f"\n[GC] {big['size']:,} terms with the cyclic GC disabled during each sample "
+        f"(median of {min(repeat, 3)})"
+    )
+    _common.print_table(
+        [
+            "stage",
+            f"us/term at {small['size']:,}",
+            f"us/term at {big['size']:,}",
+            "same, GC off",
+            "ms",
+            "ms, GC off",
+        ],
+        rows,
     )
     payload = {"benchmark": "scale", "env": env, "repeat": repeat, "results": results}
     _common.write_json(_common.json_arg(argv), payload)

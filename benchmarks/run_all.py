@@ -16,7 +16,13 @@ import tempfile  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 HERE = Path(__file__).resolve().parent
-SCRIPTS = ["bench_dense.py", "bench_overhead.py", "bench_jacobian.py"]
+SCRIPTS = [
+    "bench_dense.py",
+    "bench_overhead.py",
+    "bench_jacobian.py",
+    "bench_startup.py",
+    "bench_scale.py",
+]
 
 
 def run(script: str, extra: list[str]) -> dict:
@@ -31,7 +37,7 @@ def run(script: str, extra: list[str]) -> dict:
         return json.loads(out.read_text())
 
 
-def markdown(dense: dict, overhead: dict, jac: dict) -> str:
+def markdown(dense: dict, overhead: dict, jac: dict, startup: dict, scale: dict) -> str:
     env = dense["env"]
     lines = [
         f"Measured {env['date']} on {env['cpu']} ({env['cores']} cores), Python "
@@ -80,6 +86,67 @@ def markdown(dense: dict, overhead: dict, jac: dict) -> str:
             f"{r['ratio_to_numpy']:.1f}x | "
             f"{r['ratio_to_agrad']:.2f}x |"
         )
+    lines += ["", startup_markdown(startup), "", scale_markdown(scale)]
+    return "\n".join(lines)
+
+
+def startup_markdown(startup: dict) -> str:
+    env = startup["env"]
+    lines = [
+        f"Measured {env['date']}; load average at start {env.get('loadavg_1min', 0):.2f}.",
+        "",
+        "**bench_startup** (wall time of a fresh process, median ms):",
+        "",
+        "| command | ms (min) | vs import numpy | ms over `python -c pass` |",
+        "|---|---:|---:|---:|",
+    ]
+    for name, r in startup["results"].items():
+        lines.append(
+            f"| {name} | {r['ms_median']:.1f} ({r['ms_min']:.1f}) | "
+            f"{r['ratio_to_numpy']:.2f}x | {r['ms_over_interpreter']:+.1f} |"
+        )
+    lines += [
+        "",
+        "One `agrad eval --format json` step by step (perf_counter in a fresh process, median "
+        "ms; each import adds to the ones above it):",
+        "",
+        "| step | warm cache | cold cache |",
+        "|---|---:|---:|",
+    ]
+    for step, r in startup["breakdown"].items():
+        lines.append(f"| {step} | {r['warm_ms']:.2f} | {r['cold_ms']:.2f} |")
+    return "\n".join(lines)
+
+
+def scale_markdown(scale: dict) -> str:
+    lines = [
+        "**bench_scale** (median ms, with us per term or level; xN is the ratio to the "
+        "previous size, 10x larger):",
+        "",
+        "| program | Lark alone | agrad parse | Session.create | evaluate |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for label, r in scale["results"].items():
+        cells = []
+        for stage in ("Lark alone", "agrad parse", "Session.create", "evaluate"):
+            s = r["stages"][stage]
+            ratio = s.get("ratio_to_previous")
+            cells.append(
+                f"{s['ms_median']:.1f} ({s['us_per_term']:.2f} us"
+                + (f", x{ratio:.1f}" if ratio else "")
+                + ")"
+            )
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+        off = r.get("gc_disabled")
+        if off:
+            lines.append(
+                "| same, cyclic GC disabled | "
+                + " | ".join(
+                    f"{off[st]['ms_median']:.1f} ({off[st]['us_per_term']:.2f} us)"
+                    for st in ("Lark alone", "agrad parse", "Session.create", "evaluate")
+                )
+                + " |"
+            )
     return "\n".join(lines)
 
 
@@ -87,8 +154,10 @@ def main(argv: list[str]) -> None:
     dense = run("bench_dense.py", [])
     overhead = run("bench_overhead.py", ["--profile"] if "--profile" in argv else [])
     jac = run("bench_jacobian.py", [])
+    startup = run("bench_startup.py", [])
+    scale = run("bench_scale.py", [])
     print("\n==== Markdown summary (for benchmarks/README.md) ====\n")
-    print(markdown(dense, overhead, jac))
+    print(markdown(dense, overhead, jac, startup, scale))
 
 
 if __name__ == "__main__":
