@@ -25,6 +25,7 @@ from lark.exceptions import UnexpectedInput, VisitError
 from agrad.errors import AgradError, AgradLimitError, AgradSyntaxError
 from agrad.lang import ir
 from agrad.lang.diagnostics import KEYWORDS, keyword_error, position, syntax_error, translate
+from agrad.lang.gcpause import paused_gc
 from agrad.lang.ir import Instr, ParsedProgram, Slice, Statement
 from agrad.lang.tables import cached_parser
 
@@ -44,7 +45,8 @@ def parse(text: str) -> ParsedProgram:
     with _LOCK:  # the callbacks keep per-parse state in the one shared _Lowerer
         lowerer.reset(text)
         try:
-            lark.parse(text)
+            with paused_gc():  # one instruction per token: see gcpause
+                lark.parse(text)
         except UnexpectedInput as exc:
             raise translate(exc, text) from None
         except VisitError as exc:  # Lark may wrap callback errors; ours never need wrapping

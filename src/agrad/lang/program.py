@@ -26,6 +26,7 @@ from ..errors import AgradError, AgradLimitError, AgradNameError, AgradValueErro
 from . import ir
 from .diagnostics import caret_snippet
 from .functions import CONSTANTS, TABLE, Function, LangList, as_int, to_tensor
+from .gcpause import paused_gc
 from .parser import parse
 
 MAX_ELEMENTS = 10**8  # default allocation limit (elements of one result); --max-elements
@@ -160,7 +161,8 @@ class Program:
         try:
             if seed is not None:
                 creation.manual_seed(seed)
-            return _Executor(self, bindings, wrt, max_elements).execute()
+            with paused_gc():
+                return _Executor(self, bindings, wrt, max_elements).execute()
         finally:
             set_default_dtype(previous)
 

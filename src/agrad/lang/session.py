@@ -13,6 +13,7 @@ from ..engine.autograd import grad as autograd_grad
 from ..engine.functional import batched_jacobian
 from ..engine.tensor import Tensor, wrap
 from ..errors import AgradValueError
+from .gcpause import paused_gc
 from .program import MAX_ELEMENTS, Program, Run
 from .values import parse_value, split_assignment
 
@@ -78,6 +79,7 @@ class Session:
             return run.wrt
         return {n: t for n, t in run.env.items() if t.is_leaf and t.requires_grad}
 
+    @paused_gc()
     def evaluate(self, grad_output: str | None = None) -> Evaluation:
         run = self.run()
         out = run.output
@@ -95,6 +97,7 @@ class Session:
             result.variables[name] = _variable(name, t, g)
         return result
 
+    @paused_gc()
     def explain(self, grad_output: str | None = None):
         """The evaluation plus the backward pass step by step (see `agrad.lang.explain`)."""
         from .explain import explain
@@ -128,6 +131,7 @@ class Session:
                 f"{out.shape}; give one value per output element"
             ) from None
 
+    @paused_gc()
     def jacobian(self) -> tuple[np.ndarray, dict[str, Variable]]:
         """d output / d variable for each --wrt variable: shape output.shape + var.shape."""
         run = self.run()
@@ -142,6 +146,7 @@ class Session:
             )
         return out.data, result
 
+    @paused_gc()
     def hessian(self) -> tuple[np.ndarray, dict[str, Variable], dict[tuple[str, str], np.ndarray]]:
         """Second derivatives of a scalar output: per-variable blocks and mixed blocks."""
         run = self.run()
