@@ -22,6 +22,7 @@ SCRIPTS = [
     "bench_jacobian.py",
     "bench_startup.py",
     "bench_scale.py",
+    "bench_check.py",
 ]
 
 
@@ -150,14 +151,37 @@ def scale_markdown(scale: dict) -> str:
     return "\n".join(lines)
 
 
+def check_markdown(check: dict) -> str:
+    base = check["ms"].get("torch.autograd.gradcheck (slow mode)")
+    lines = [
+        "**bench_check** (the check of sum(sin(x)*x**2), 1,000 inputs, in-process, median ms):",
+        "",
+        "| method | ms | vs torch slow mode |",
+        "|---|---:|---:|",
+    ]
+    for name, ms in check["ms"].items():
+        ratio = f"{ms / base:.2f}x" if base else "-"
+        lines.append(f"| {name} | {ms:.2f} | {ratio} |")
+    lines += [
+        "",
+        "Max |numeric - exact| over the gradient: "
+        + ", ".join(f"{k} {v:.1e}" for k, v in check["accuracy"].items())
+        + ".",
+    ]
+    return "\n".join(lines)
+
+
 def main(argv: list[str]) -> None:
     dense = run("bench_dense.py", [])
     overhead = run("bench_overhead.py", ["--profile"] if "--profile" in argv else [])
     jac = run("bench_jacobian.py", [])
     startup = run("bench_startup.py", [])
     scale = run("bench_scale.py", [])
+    check = run("bench_check.py", [])
     print("\n==== Markdown summary (for benchmarks/README.md) ====\n")
     print(markdown(dense, overhead, jac, startup, scale))
+    print()
+    print(check_markdown(check))
 
 
 if __name__ == "__main__":
