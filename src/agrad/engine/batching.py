@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from . import kernels
 from .ops import TABLE
 from .ops.core import broadcast_shape, same_shape
 
@@ -101,25 +102,27 @@ def _expand(op, values, params, size):
     return np.broadcast_to(_aligned(values[0], len(target)), (size, *target))
 
 
-def _key(index: tuple, advanced: bool) -> tuple:
-    if advanced:
-        arrays = [i for i, item in enumerate(index) if isinstance(item, np.ndarray)]
-        if arrays and arrays[-1] - arrays[0] + 1 != len(arrays):
-            raise Unbatchable("index")  # NumPy would move separated advanced axes first
+def _key(index: tuple) -> tuple:
     return (slice(None), *index)
 
 
 def _index(op, values, params, size):
-    return values[0][0][_key(params["index"], params["advanced"])]
+    index = params["index"]
+    # Index arrays separated by a slice put their axes first, ahead of the batch axis.
+    return kernels.batch_before_advanced(values[0][0][_key(index)], index, 1)
 
 
 def _setitem(op, values, params, size):
     old, value = values
     base = _full(old, size)
     target = np.array(base, dtype=np.result_type(base, value[0]), copy=True)
-    key = _key(params["index"], params["advanced"])
+    index = params["index"]
+    key = _key(index)
     selected = np.ndim(target[key]) - 1
-    target[key] = _aligned(value, selected)
+    written = _aligned(value, selected)
+    if value[1]:
+        written = kernels.batch_after_advanced(written, index, 1)
+    target[key] = written
     return target
 
 

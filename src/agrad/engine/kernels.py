@@ -107,7 +107,47 @@ def index_backward(g, shape, index, advanced=False):
     z = np.zeros(shape, dtype=np.result_type(g))
     key = (Ellipsis, *index)
     if advanced:
+        g = batch_after_advanced(g, index, len(shape) - indexed_ndim(index))
         np.add.at(z, key, g)  # repeated indices must add up
     else:
         z[key] = g
     return z
+
+
+def indexed_ndim(index: tuple) -> int:
+    """How many dimensions a full (normalized) index addresses."""
+    return len([item for item in index if item is not None])
+
+
+def separated_advanced(index: tuple) -> int:
+    """The broadcast ndim of the index arrays when they are separated by a slice (NumPy
+    then puts their dimensions first, ahead of any batch axes), else 0."""
+    at = [i for i, item in enumerate(index) if isinstance(item, np.ndarray)]
+    if not at or at[-1] - at[0] + 1 == len(at):
+        return 0
+    return np.broadcast_shapes(*(index[i].shape for i in at)).__len__()
+
+
+def batch_after_advanced(g, index: tuple, batch: int):
+    """A batched cotangent laid out as NumPy lays out ``z[..., *index]`` when the index
+    arrays are separated: their dimensions first, then the batch axes."""
+    k = separated_advanced(index)
+    if not (k and batch):
+        return g
+    return moveaxis(g, tuple(range(batch)), tuple(range(k, k + batch)))
+
+
+def batch_before_advanced(g, index: tuple, batch: int, ns=None):
+    """The inverse of `batch_after_advanced`: batch axes back in front (``ns`` is the
+    array namespace, for a graph-recording permute under create_graph)."""
+    k = separated_advanced(index)
+    if not (k and batch):
+        return g
+    return moveaxis(g, tuple(range(k, k + batch)), tuple(range(batch)), ns)
+
+
+def moveaxis(g, source: tuple, destination: tuple, ns=None):
+    axes = [a for a in range(g.ndim) if a not in source]
+    for dst, src in sorted(zip(destination, source, strict=True)):
+        axes.insert(dst, src)
+    return (ns.permute if ns is not None else permute)(g, tuple(axes))

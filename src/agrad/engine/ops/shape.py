@@ -226,7 +226,8 @@ def _index_shape(shape, index, advanced):
 
 
 def _index_backward_vjp(ns, g, out, x, shape, index, advanced):
-    return (g[(Ellipsis, *index)],)
+    batch = g.ndim - len(shape)
+    return (kernels.batch_before_advanced(g[(Ellipsis, *index)], index, batch, ns),)
 
 
 def _index_backward_shape(in_shape, shape, index, advanced):
@@ -317,7 +318,9 @@ register(
     Op("index", _index_name, _index_forward, _index_vjp, _index_shape, saves=False,
        cases=(Case(((2, 3),), {"index": (0, slice(None)), "advanced": False}),
               Case(((2, 3),), {"index": (slice(None), slice(1, 3)), "advanced": False}),
-              Case(((4,),), {"index": (np.array([0, 2, 2]),), "advanced": True}))),
+              Case(((4,),), {"index": (np.array([0, 2, 2]),), "advanced": True}),
+              Case(((2, 3, 2),), {"index": (np.array([0, 1]), slice(None), np.array([1, 0])),
+                                  "advanced": True}))),
     Op("unbind", "UnbindBackward0", _index_forward, _index_vjp, _index_shape, saves=False,
        cases=(Case(((2, 3),), {"index": (1, slice(None)), "advanced": False}),)),
     Op("index_backward", "IndexBackwardBackward0", kernels.index_backward, _index_backward_vjp,
