@@ -47,8 +47,12 @@ def fit(
             f"{tuple(first.output.shape)}; reduce it, e.g. sum(...) or mean(...)"
         )
     for name in session.wrt:
-        if first.env[name].grad_fn is not None:
-            raise AgradValueError(f"fit: {name!r} is computed by the program; fit its inputs")
+        if not session.program.bindable(name):
+            line = session.program.assigned[name].line
+            raise AgradValueError(
+                f"fit: {name!r} is computed by the program (line {line}); "
+                "fit the inputs it is computed from"
+            )
     params = {n: wrap(np.array(first.wrt[n].data, dtype=session.dtype), True) for n in session.wrt}
     if optimizer == "adam":
         opt = optim.Adam(params.values(), lr=lr)

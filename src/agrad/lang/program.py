@@ -90,6 +90,11 @@ class Program:
                     self.constant.discard(stmt.target)
             start = stmt.slot + 1
 
+    def bindable(self, name: str) -> bool:
+        """Whether ``name`` can be given a value from outside (--set, a perturbation, a
+        fitted parameter): an input, or a name assigned only from constants."""
+        return name in self.free or name in self.constant
+
     @property
     def variables(self) -> list[str]:
         return list(dict.fromkeys([*self.free, *self.assigned]))
