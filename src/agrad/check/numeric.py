@@ -156,9 +156,3 @@ def _pair(
 def _value(f: ArrayFn, x: np.ndarray) -> np.ndarray:
     """f(x) as a flat float64 copy: f may return a view of x, which is perturbed next."""
     return np.array(f(x), dtype=np.float64, copy=True).reshape(-1)
-
-
-def numeric_jacobian(f: ArrayFn, x: np.ndarray, eps: float, method: str = "central"):
-    """(Jacobian, Richardson error or None) with an absolute step (PyTorch gradcheck's rule)."""
-    d = differences(f, x, eps, method, relative=False)
-    return d.jacobian, d.error

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from .common import console, emit_json
@@ -20,10 +19,6 @@ def _label(node: Any) -> str:
     else:
         head = f"{node.variable or 'constant'} (constant)"
     return f"{head} {list(node.shape) if node.shape else 'scalar'}"
-
-
-def _quote(text: str) -> str:
-    return json.dumps(text)  # a double-quoted string with escapes, valid in DOT and Mermaid
 
 
 def dot(graph: Any) -> str:
