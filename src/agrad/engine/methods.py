@@ -110,6 +110,10 @@ def _clamp_(self: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: 
     return self._inplace(F.clip(self, min, max))
 
 
+def _where(self: Tensor, condition: Any, other: Any) -> Tensor:
+    return F.where(condition, self, other)  # torch.Tensor.where: self where condition holds
+
+
 def _identity(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     return self
 
@@ -129,6 +133,7 @@ def install() -> None:
         "double": _cast("float64"), "long": _cast("int64"), "int": _cast("int32"),
         "bool": _cast("bool"), "half": _cast("float16"), "cpu": _identity,
         "contiguous": _identity,
+        "where": _where,
     }  # fmt: skip
     for name, fn in extra.items():
         setattr(Tensor, name, fn)

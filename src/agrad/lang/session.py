@@ -85,14 +85,11 @@ class Session:
         out = run.output
         targets = self.targets(run)
         result = Evaluation(out.data, out.grad_fn.name() if out.grad_fn else None)
-        seed = None
         if targets and out.requires_grad:
             seed = self._cotangent(out, grad_output)
-        grads = (
-            autograd_grad(out, list(targets.values()), grad_outputs=seed, allow_unused=True)
-            if seed is not None or (targets and out.requires_grad)
-            else [None] * len(targets)
-        )
+            grads = autograd_grad(out, list(targets.values()), grad_outputs=seed, allow_unused=True)
+        else:  # nothing to differentiate, or an output that depends on no variable
+            grads = [None] * len(targets)
         for (name, t), g in zip(targets.items(), grads, strict=True):
             result.variables[name] = _variable(name, t, g)
         return result
