@@ -13,6 +13,13 @@ from pathlib import Path
 
 import pytest
 
+# The tutorial's example as CLI arguments (after the command name). By hand:
+# r = w*x + b - y = [-4, -5]; loss = 41; d/dw = 2 sum(r x) = -28; d/db = 2 sum(r) = -18.
+TUTORIAL_ARGS = [
+    "sum((w*x+b-y)**2)", "--wrt", "w,b",
+    "--set", "x=[1,2]", "--set", "y=[5,7]", "--set", "w=1", "--set", "b=0",
+]  # fmt: skip
+
 
 @dataclass
 class Result:

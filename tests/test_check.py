@@ -32,6 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pytest
+from conftest import TUTORIAL_ARGS
 
 import agrad
 from agrad.check.checker import TOLERANCES
@@ -674,20 +675,7 @@ def test_kink_table_output(cli):
 
 # ---- 3. --expect --------------------------------------------------------------------------
 
-TUTORIAL = [
-    "check",
-    "sum((w*x+b-y)**2)",
-    "--wrt",
-    "w,b",
-    "--set",
-    "x=[1,2]",
-    "--set",
-    "y=[5,7]",
-    "--set",
-    "w=1",
-    "--set",
-    "b=0",
-]
+TUTORIAL = ["check", *TUTORIAL_ARGS]
 # By hand: r = w*x + b - y = [-4, -5]; d/dw = 2 sum(r x) = -28; d/db = 2 sum(r) = -18.
 
 

@@ -16,21 +16,9 @@ import sys
 
 import numpy as np
 import pytest
+from conftest import TUTORIAL_ARGS
 
-MAIN = [
-    "eval",
-    "sum((w*x+b-y)**2)",
-    "--wrt",
-    "w,b",
-    "--set",
-    "x=[1,2]",
-    "--set",
-    "y=[5,7]",
-    "--set",
-    "w=1",
-    "--set",
-    "b=0",
-]
+MAIN = ["eval", *TUTORIAL_ARGS]
 # By hand: r = w*x + b - y = [-4, -5]; loss = 16 + 25 = 41;
 # d/dw = sum(2 r x) = 2(-4 - 10) = -28; d/db = sum(2 r) = -18.
 
