@@ -46,7 +46,9 @@ def _as_list(x: Any) -> list:
     return list(x) if isinstance(x, (list, tuple)) else [x]
 
 
-def _seed(outputs: list[Tensor], grads: list, batch: int, create_graph: bool) -> list:
+def _seed(
+    outputs: list[Tensor], grads: list, batch: int, create_graph: bool, fresh: bool = False
+) -> list:
     """Check and default each output's incoming gradient (``gradient=`` of backward)."""
     seeds = []
     for i, (out, g) in enumerate(zip(outputs, grads + [None] * len(outputs), strict=False)):
@@ -63,7 +65,8 @@ def _seed(outputs: list[Tensor], grads: list, batch: int, create_graph: bool) ->
                 f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and "
                 f"output[{i}] has a shape of {out.shape}."
             )
-        seeds.append(g if create_graph else np.array(g.data, copy=True))
+        # A caller's array may end up in a leaf's .grad: copy it unless made for this pass.
+        seeds.append(g if create_graph else g.data if fresh else np.array(g.data, copy=True))
     return seeds
 
 
@@ -109,6 +112,7 @@ def run_backward(
     inputs: Sequence[Tensor] | None = None,
     batch: int = 0,
     on_node: NodeObserver | None = None,
+    fresh_seeds: bool = False,
 ) -> list | None:
     """The backward pass. Without ``inputs``: accumulate into leaves' ``.grad``.
     With ``inputs``: return their gradients (None where unreached), touching no ``.grad``.
@@ -117,7 +121,7 @@ def run_backward(
     outputs = list(outputs)
     if retain_graph is None:
         retain_graph = create_graph  # a recorded backward graph reads the saved values later
-    seeds = _seed(outputs, list(grad_outputs), batch, create_graph)
+    seeds = _seed(outputs, list(grad_outputs), batch, create_graph, fresh_seeds)
     ns = functions if create_graph else kernels
     capture = inputs is not None
     found: dict[int, Any] = {}
