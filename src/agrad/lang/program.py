@@ -202,15 +202,9 @@ class _Executor:
         for name, value in bindings.items():
             t = value if isinstance(value, Tensor) else F.as_tensor(np.asarray(value))
             self.bound[name] = wrap(t.data.astype(dtype, copy=False))
-        for name in program.free:
-            self.env[name] = self._input(name, self.bound[name])
-        self.made: dict[str, Tensor] = {}
-
-    def _input(self, name: str, value: Tensor, declared: bool = False) -> Tensor:
-        if name in self.wrt or declared:
-            leaf = wrap(value.data, True)
-            return leaf
-        return value
+        for name in program.free:  # inputs named in --wrt become leaves that require grad
+            value = self.bound[name]
+            self.env[name] = wrap(value.data, True) if name in wrt else value
 
     def execute(self) -> Run:
         instrs = self.program.parsed.instrs
