@@ -74,7 +74,8 @@ def arange(
         start, end = 0, start
     if step == 0:
         raise AgradValueError("arange: step must not be zero")
-    whole = all(float(v).is_integer() and not isinstance(v, float) for v in (start, end, step))
+    # PyTorch: integers only give int64; any float gives the default float dtype.
+    whole = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
     kind = np.int64 if whole and dtype is None else _float_dtype(dtype)
     return _leaf(np.arange(start, end, step, dtype=kind), requires_grad)
 
