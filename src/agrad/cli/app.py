@@ -224,20 +224,6 @@ def hessian_command(
     render.hessian(value, blocks, mixed, format_.value, precision)
 
 
-@app.command("functions")
-def functions_command(format_: FormatOpt = Format.table) -> None:
-    """List the functions the language provides, with their parameters.
-
-    Example:
-
-        agrad functions --format json
-    """
-    from ..lang.functions import TABLE
-    from . import render
-
-    render.functions(TABLE, format_.value)
-
-
 def _required(wrt: list[str] | None) -> list[str]:
     if not wrt:
         raise AgradValueError(
@@ -249,6 +235,7 @@ def _required(wrt: list[str] | None) -> list[str]:
 
 def command():
     """The Click command behind the app (run by `agrad.cli.run` with its own error boundary)."""
-    from . import check, fit, graph  # noqa: F401 - each registers its command
+    # Each registers its command; the order here is the order --help lists them in.
+    from . import check, fit, functions, graph  # noqa: F401
 
     return typer.main.get_command(app)

@@ -1,0 +1,19 @@
+"""`agrad functions`: the language's function table, with parameters."""
+
+from __future__ import annotations
+
+from .app import Format, FormatOpt, app
+
+
+@app.command("functions")
+def functions_command(format_: FormatOpt = Format.table) -> None:
+    """List the functions the language provides, with their parameters.
+
+    Example:
+
+        agrad functions --format json
+    """
+    from ..lang.functions import TABLE
+    from . import render
+
+    render.functions(TABLE, format_.value)
