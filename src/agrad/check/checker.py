@@ -11,6 +11,7 @@ rounding. Tolerances default by dtype; the pass rule is PyTorch's:
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -21,6 +22,9 @@ from ..engine.tensor import Tensor
 from ..errors import AgradValueError
 from .numeric import Differences, default_eps, differences
 from .report import CheckReport, Element, ExpectReport, VariableReport
+
+if TYPE_CHECKING:
+    from ..lang.session import Session
 
 # (atol, rtol): tight enough to catch a 1% error in float64; float32's analytic
 # side rounds at ~1e-7 relative, accumulated over sums.
@@ -46,7 +50,7 @@ class CheckOptions:
 
 
 def check(
-    session, options: CheckOptions | None = None, expect: dict[str, str] | None = None
+    session: Session, options: CheckOptions | None = None, expect: dict[str, str] | None = None
 ) -> CheckReport:
     """Compare analytic and numeric derivatives for every --wrt variable of ``session``."""
     options = options or CheckOptions()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from ..engine.autograd import grad as autograd_grad
@@ -9,8 +11,15 @@ from ..errors import AgradValueError
 from .numeric import differences
 from .report import CheckReport
 
+if TYPE_CHECKING:
+    from ..lang.program import Run
+    from ..lang.session import Session
+    from .checker import CheckOptions
 
-def check_hessian(session, run, options, atol: float, rtol: float, eps: float) -> CheckReport:
+
+def check_hessian(
+    session: Session, run: Run, options: CheckOptions, atol: float, rtol: float, eps: float
+) -> CheckReport:
     from .checker import compare
 
     out = run.output

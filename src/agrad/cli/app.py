@@ -233,7 +233,7 @@ def _required(wrt: list[str] | None) -> list[str]:
     return wrt
 
 
-def command():
+def command() -> typer.core.TyperGroup:  # the Click command Typer builds
     """The Click command behind the app (run by `agrad.cli.run` with its own error boundary)."""
     # Each registers its command; the order here is the order --help lists them in.
     from . import check, fit, functions, graph  # noqa: F401

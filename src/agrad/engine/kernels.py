@@ -8,6 +8,8 @@ Both must define every name in `NAMESPACE`, with the same meaning.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 NAMESPACE = (
@@ -32,38 +34,38 @@ swapaxes = np.swapaxes
 matmul = np.matmul
 
 
-def sum(x, axis=None, keepdims=False):  # noqa: A001 - mirrors numpy's name
+def sum(x: Any, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A001 - mirrors numpy's name
     return np.sum(x, axis=axis, keepdims=keepdims)
 
 
-def prod(x, axis=None, keepdims=False):
+def prod(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
     return np.prod(x, axis=axis, keepdims=keepdims)
 
 
-def amax(x, axis=None, keepdims=False):
+def amax(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
     return np.amax(x, axis=axis, keepdims=keepdims)
 
 
-def astype(x, dtype):
+def astype(x: Any, dtype: Any) -> np.ndarray:
     return np.asarray(x).astype(dtype, copy=False)
 
 
-def permute(x, axes):
+def permute(x: Any, axes: tuple) -> np.ndarray:
     return np.transpose(x, axes)
 
 
-def sigmoid(x):
+def sigmoid(x: Any) -> np.ndarray:
     # Two branches so that neither exp overflows.
     e = np.exp(-np.abs(x))
     return np.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
 
 
-def softplus(x, beta=1.0, threshold=20.0):
+def softplus(x: Any, beta: float = 1.0, threshold: float = 20.0) -> np.ndarray:
     bx = x * beta
     return np.where(bx > threshold, x, np.logaddexp(0.0, bx) / beta)
 
 
-def sum_to(x, shape):
+def sum_to(x: Any, shape: tuple) -> Any:
     """Sum a broadcast result back down to ``shape`` (the inverse of broadcasting)."""
     shape = tuple(shape)
     if x.shape == shape:
@@ -76,7 +78,7 @@ def sum_to(x, shape):
     return out.reshape(shape) if lead else out
 
 
-def logsumexp(x, axis=None, keepdims=False):
+def logsumexp(x: Any, axis: Any = None, keepdims: bool = False) -> np.ndarray:
     m = np.amax(x, axis=axis, keepdims=True)
     m = np.where(np.isfinite(m), m, 0.0)
     with np.errstate(divide="ignore"):
@@ -84,12 +86,12 @@ def logsumexp(x, axis=None, keepdims=False):
     return out if keepdims else _squeeze(out, axis, x.ndim)
 
 
-def softmax(x, axis=-1):
+def softmax(x: Any, axis: int = -1) -> np.ndarray:
     e = np.exp(x - np.amax(x, axis=axis, keepdims=True))
     return e / np.sum(e, axis=axis, keepdims=True)
 
 
-def log_softmax(x, axis=-1):
+def log_softmax(x: Any, axis: int = -1) -> np.ndarray:
     return x - logsumexp(x, axis=axis, keepdims=True)
 
 
@@ -99,7 +101,7 @@ def _squeeze(out, axis, ndim):
     return np.squeeze(out, axis=axis)
 
 
-def index_backward(g, shape, index, advanced=False):
+def index_backward(g: Any, shape: tuple, index: tuple, advanced: bool = False) -> np.ndarray:
     """Scatter ``g`` into zeros of ``shape`` at ``index`` (the adjoint of indexing).
 
     ``shape`` may carry leading batch dimensions that ``index`` does not name.
@@ -128,7 +130,7 @@ def separated_advanced(index: tuple) -> int:
     return np.broadcast_shapes(*(index[i].shape for i in at)).__len__()
 
 
-def batch_after_advanced(g, index: tuple, batch: int):
+def batch_after_advanced(g: Any, index: tuple, batch: int) -> Any:
     """A batched cotangent laid out as NumPy lays out ``z[..., *index]`` when the index
     arrays are separated: their dimensions first, then the batch axes."""
     k = separated_advanced(index)
@@ -137,7 +139,7 @@ def batch_after_advanced(g, index: tuple, batch: int):
     return moveaxis(g, tuple(range(batch)), tuple(range(k, k + batch)))
 
 
-def batch_before_advanced(g, index: tuple, batch: int, ns=None):
+def batch_before_advanced(g: Any, index: tuple, batch: int, ns: Any = None) -> Any:
     """The inverse of `batch_after_advanced`: batch axes back in front (``ns`` is the
     array namespace, for a graph-recording permute under create_graph)."""
     k = separated_advanced(index)
@@ -146,7 +148,7 @@ def batch_before_advanced(g, index: tuple, batch: int, ns=None):
     return moveaxis(g, tuple(range(k, k + batch)), tuple(range(batch)), ns)
 
 
-def moveaxis(g, source: tuple, destination: tuple, ns=None):
+def moveaxis(g: Any, source: tuple, destination: tuple, ns: Any = None) -> Any:
     axes = [a for a in range(g.ndim) if a not in source]
     for dst, src in sorted(zip(destination, source, strict=True)):
         axes.insert(dst, src)

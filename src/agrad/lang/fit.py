@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -17,6 +18,9 @@ from ..engine import optim
 from ..engine.autograd import grad as autograd_grad
 from ..engine.tensor import wrap
 from ..errors import AgradValueError
+
+if TYPE_CHECKING:
+    from .session import Session
 
 
 @dataclass
@@ -30,7 +34,7 @@ class FitResult:
 
 
 def fit(
-    session,
+    session: Session,
     steps: int,
     lr: float,
     momentum: float = 0.0,

@@ -95,7 +95,7 @@ class Session:
         return result
 
     @paused_gc()
-    def explain(self, grad_output: str | None = None):
+    def explain(self, grad_output: str | None = None) -> tuple[Evaluation, list]:
         """The evaluation plus the backward pass step by step (see `agrad.lang.explain`)."""
         from .explain import explain
 

@@ -6,9 +6,13 @@ import csv
 import json
 import sys
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
+if TYPE_CHECKING:  # rich loads only when a table is drawn
+    from rich.console import Console
+    from rich.table import Table
 
 MAX_ROWS = 20  # elements listed before a table is summarised
 MAX_COLS = 10  # matrix columns shown
@@ -71,7 +75,7 @@ def _csv_number(v: Any) -> str:
 # ---- tables -----------------------------------------------------------------------------
 
 
-def console():
+def console() -> Console:
     from rich.console import Console
 
     return Console(highlight=False, soft_wrap=False, markup=False)  # values contain brackets
@@ -126,7 +130,7 @@ def _summary(name: str, array: np.ndarray, precision: int) -> str:
     return f"{name}: {a.size} elements, {stats}; --format json prints all of them"
 
 
-def output_table(value: np.ndarray, grad_fn: str | None, precision: int):
+def output_table(value: np.ndarray, grad_fn: str | None, precision: int) -> Table:
     table = _table("output", ["", ""])
     table.show_header = False
     table.add_row("value", value_text(value, precision))
@@ -136,7 +140,7 @@ def output_table(value: np.ndarray, grad_fn: str | None, precision: int):
     return table
 
 
-def variable_table(var: Any, precision: int, grad_label: str = "gradient"):
+def variable_table(var: Any, precision: int, grad_label: str = "gradient") -> Table:
     shape = tuple(np.shape(var.value))
     notes = [var.role, f"shape {shape}"]
     if not var.used:
@@ -159,7 +163,7 @@ def variable_table(var: Any, precision: int, grad_label: str = "gradient"):
     return table
 
 
-def matrix_table(title: str, matrix: np.ndarray, rows: tuple, cols: tuple, precision: int):
+def matrix_table(title: str, matrix: np.ndarray, rows: tuple, cols: tuple, precision: int) -> Table:
     """A block of a Jacobian/Hessian as a matrix: rows index the output, columns the input."""
     m = np.asarray(matrix, dtype=np.float64).reshape(int(np.prod(rows)), int(np.prod(cols)))
     row_labels = [index_label(i) for i in _indices(rows)]

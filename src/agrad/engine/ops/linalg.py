@@ -45,7 +45,7 @@ def _matmul_vjp(ns, g, out, a, b, needs=(True, True)):
     return ga, gb
 
 
-def matmul_shape(a, b):
+def matmul_shape(a: tuple, b: tuple) -> tuple:
     """NumPy's matmul shape rule, with an error that names both shapes."""
     if not a or not b:
         raise AgradShapeError(

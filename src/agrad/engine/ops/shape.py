@@ -8,6 +8,7 @@ dimensions (a block of Jacobian rows) flows through unchanged.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
@@ -157,7 +158,7 @@ register(
 # ---- indexing ---------------------------------------------------------------------------
 
 
-def normalize_index(index, ndim: int) -> tuple[tuple, bool]:
+def normalize_index(index: Any, ndim: int) -> tuple[tuple, bool]:
     """An index as a full tuple (no Ellipsis, every dimension named) and whether it is
     advanced (arrays). Full tuples let a batch prefix `...` address the right axes."""
     if not isinstance(index, tuple):
