@@ -124,23 +124,21 @@ def run_backward(
     seeds = _seed(outputs, list(grad_outputs), batch, create_graph, fresh_seeds)
     ns = functions if create_graph else kernels
     capture = inputs is not None
-    found: dict[int, Any] = {}
-    leaf_slot = {id(t): i for i, t in enumerate(inputs or ()) if t.grad_fn is None}
+    sink = _Leaves(inputs, create_graph)
     node_slot = {id(t.grad_fn): i for i, t in enumerate(inputs or ()) if t.grad_fn is not None}
 
     pending: dict[Node, Any] = {}  # gradient arriving at each node so far
-    stored: set[int] = set()  # arrays already handed to a tensor's .grad in this pass
     roots = []
     for out, g in zip(outputs, seeds, strict=True):
         if out.grad_fn is None:
-            _deliver(out, g, capture, leaf_slot, found, create_graph, stored)
+            sink.deliver(out, g)
         else:
             key = out.grad_fn
             pending[key] = pending[key] + g if key in pending else g
             roots.append(key)
     order = _topological(roots)
     if capture:
-        order = _prune(order, set(node_slot), set(leaf_slot))
+        order = _prune(order, set(node_slot), set(sink.slots))
 
     with set_grad_enabled(create_graph):
         for node in order:
@@ -150,9 +148,9 @@ def run_backward(
             if node.hooks:
                 g = _run_hooks(node.hooks, g, create_graph)
             if id(node) in node_slot:
-                found[node_slot[id(node)]] = g
+                sink.found[node_slot[id(node)]] = g
             if node.retained is not None and not capture:
-                _accumulate(node.retained, g, create_graph, stored)
+                _accumulate(node.retained, g, create_graph, sink.stored)
             grads, raw = _node_vjp(node, g, ns, create_graph, batch)
             if on_node is not None:
                 on_node(node, g, grads, raw)
@@ -162,12 +160,13 @@ def run_backward(
                 if type(child) is Node:
                     pending[child] = pending[child] + gi if child in pending else gi
                 else:
-                    _deliver(child, gi, capture, leaf_slot, found, create_graph, stored)
+                    sink.deliver(child, gi)
             if not retain_graph:
                 _free(node)
+        sink.finish()
     if not capture:
         return None
-    return [found.get(i) for i in range(len(inputs or ()))]
+    return [sink.found.get(i) for i in range(len(inputs or ()))]
 
 
 def _node_vjp(node: Node, g: Any, ns: Any, create_graph: bool, batch: int) -> tuple[list, tuple]:
@@ -178,6 +177,12 @@ def _node_vjp(node: Node, g: Any, ns: Any, create_graph: bool, batch: int) -> tu
         raise AgradAutogradError(FREED_ERROR)
     if WRITES[0] != node.stamp and op.keeps_inputs:  # something was written in place since
         _check_versions(node)
+    if node.out_written and op.reads_output:
+        raise AgradAutogradError(
+            "one of the variables needed for gradient computation has been modified by an "
+            f"inplace operation: the output of {node.name()} was written after it was saved. "
+            "Hint: compute on a .clone() instead of modifying it in place."
+        )
     if create_graph:
         xs = node.inputs
         out = wrap(node.out, True, node) if node.out is not None else None
@@ -246,23 +251,34 @@ def _run_hooks(hooks: list, g: Any, create_graph: bool) -> Any:
     return g
 
 
-def _deliver(
-    leaf: Tensor,
-    g: Any,
-    capture: bool,
-    slots: dict,
-    found: dict,
-    create_graph: bool,
-    stored: set[int],
-) -> None:
-    if capture:
-        i = slots.get(id(leaf))
-        if i is not None:
-            found[i] = found[i] + g if i in found else g
-        return
-    if leaf._hooks:
-        g = _run_hooks(leaf._hooks, g, create_graph)
-    _accumulate(leaf, g, create_graph, stored)
+class _Leaves:
+    """Where gradients reaching leaves go: into ``.grad`` (backward), or into the results
+    for the requested inputs (grad). A leaf with hooks gets them called once, on the sum
+    of everything that reached it (as PyTorch's AccumulateGrad), at the end of the pass."""
+
+    def __init__(self, inputs: Sequence[Tensor] | None, create_graph: bool) -> None:
+        self.capture = inputs is not None
+        self.create_graph = create_graph
+        self.slots = {id(t): i for i, t in enumerate(inputs or ()) if t.grad_fn is None}
+        self.found: dict[int, Any] = {}
+        self.stored: set[int] = set()  # arrays already handed to a tensor's .grad
+        self.hooked: dict[int, tuple[Tensor, Any]] = {}
+
+    def deliver(self, leaf: Tensor, g: Any) -> None:
+        if self.capture:
+            i = self.slots.get(id(leaf))
+            if i is not None:
+                self.found[i] = self.found[i] + g if i in self.found else g
+        elif leaf._hooks:
+            key = id(leaf)
+            self.hooked[key] = (leaf, self.hooked[key][1] + g if key in self.hooked else g)
+        else:
+            _accumulate(leaf, g, self.create_graph, self.stored)
+
+    def finish(self) -> None:
+        for leaf, g in self.hooked.values():
+            g = _run_hooks(leaf._hooks, g, self.create_graph)
+            _accumulate(leaf, g, self.create_graph, self.stored)
 
 
 def _accumulate(t: Tensor, g: Any, create_graph: bool, stored: set[int] | None = None) -> None:

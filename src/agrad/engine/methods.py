@@ -101,13 +101,13 @@ def _expand_as(self: Tensor, other: Tensor) -> Tensor:
 
 def _inplace(fn: Any):
     def method(self: Tensor, other: Any, *args: Any) -> Tensor:
-        return self._inplace(fn(self, other, *args))
+        return self._inplace(fn, other, *args)
 
     return method
 
 
 def _clamp_(self: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002
-    return self._inplace(F.clip(self, min, max))
+    return self._inplace(F.clip, min, max)
 
 
 def _where(self: Tensor, condition: Any, other: Any) -> Tensor:

@@ -20,6 +20,7 @@ class Node:
     retained: Any = None  # the output Tensor, once retain_grad() was called on it
     hooks: list | None = None
     freed = False
+    out_written = False  # the output's array was changed in place after this node made it
 
     def __init__(
         self, op: Any, inputs: tuple, arrays: list, params: dict, out: Any, next_: tuple,
@@ -49,11 +50,12 @@ class Node:
                 result.append((AccumulateGrad.of(target), 0))
         return tuple(result)
 
-    def register_hook(self, fn: Any) -> None:
+    def register_hook(self, fn: Any) -> RemovableHandle:
         """Call ``fn(grad)`` on the gradient arriving at this node; a returned value replaces it."""
         if self.hooks is None:
             self.hooks = []
         self.hooks.append(fn)
+        return RemovableHandle(self.hooks, fn)
 
     def __repr__(self) -> str:
         return f"<{self.name()} object at {id(self):#x}>"
@@ -82,3 +84,16 @@ class AccumulateGrad:
 
     def __repr__(self) -> str:
         return f"<AccumulateGrad object at {id(self):#x}>"
+
+
+class RemovableHandle:
+    """What register_hook returns: ``handle.remove()`` unregisters the hook."""
+
+    __slots__ = ("hooks", "hook")
+
+    def __init__(self, hooks: list, hook: Any) -> None:
+        self.hooks, self.hook = hooks, hook
+
+    def remove(self) -> None:
+        if self.hook in self.hooks:
+            self.hooks.remove(self.hook)

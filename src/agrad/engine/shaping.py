@@ -15,7 +15,7 @@ from .grad_mode import STATE
 from .ops import apply
 from .ops.core import normalize_axis
 from .ops.shape import normalize_index
-from .tensor import INPLACE_VIEW_ERROR, Tensor, _autograd_error, _to_data, bump_version, wrap
+from .tensor import INPLACE_VIEW_ERROR, Tensor, _autograd_error, _to_data, mark_written, wrap
 
 
 def _shape_args(args: tuple) -> tuple[int, ...]:
@@ -153,7 +153,7 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
     tracked = STATE.enabled and (x._rg or (isinstance(value, Tensor) and value._rg))
     if STATE.enabled and x.grad_fn is None and x._rg:
         raise _autograd_error(INPLACE_VIEW_ERROR)
-    bump_version(x)
+    mark_written(x)
     if not tracked:
         x.data[full] = value.data if isinstance(value, Tensor) else value
         return

@@ -15,6 +15,7 @@ import numpy as np
 
 from .dtypes import get_default_dtype
 from .grad_mode import STATE
+from .node import RemovableHandle
 
 NON_LEAF_GRAD_WARNING = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad "
@@ -140,16 +141,18 @@ class Tensor:
         self._retains = True
         self.grad_fn.retained = self
 
-    def register_hook(self, hook: Any) -> None:
+    def register_hook(self, hook: Any) -> Any:
         """Call ``hook(grad)`` when this tensor's gradient is computed; a result replaces it."""
         if not self._rg:
             raise _autograd_error(
                 "cannot register a hook on a tensor that doesn't require gradient"
             )
         if self.grad_fn is not None:
-            self.grad_fn.register_hook(hook)
-        else:
-            self._hooks = (self._hooks or []) + [hook]
+            return self.grad_fn.register_hook(hook)
+        if self._hooks is None:
+            self._hooks = []
+        self._hooks.append(hook)
+        return RemovableHandle(self._hooks, hook)
 
     def backward(
         self,
@@ -263,13 +266,21 @@ class Tensor:
     def __setitem__(self, index: Any, value: Any) -> None:
         F.setitem(self, index, value)
 
-    def _inplace(self, result: Tensor) -> Tensor:
-        """Make ``self`` hold ``result`` (same array object), as PyTorch's in-place ops."""
+    def _inplace(self, fn: Any, *args: Any) -> Tensor:
+        """``self = fn(self, *args)`` written into the same array, as PyTorch's in-place ops.
+
+        When a graph is recorded, ``fn`` sees a snapshot of ``self`` (its saved values stay
+        those of before the write) and ``self`` is re-pointed at the new node; the old
+        node's output is marked written, so a rule that reads it fails at backward.
+        """
         if STATE.enabled and self.grad_fn is None and self._rg:
             raise _autograd_error(INPLACE_LEAF_ERROR)
+        tracked = STATE.enabled and (self._rg or any(isinstance(a, Tensor) and a._rg for a in args))
+        source = wrap(self.data.copy(), self._rg, self.grad_fn) if tracked else self
+        result = fn(source, *args)
+        mark_written(self)
         self.data[...] = result.data
-        bump_version(self)
-        if result.grad_fn is not None:
+        if tracked and result.grad_fn is not None:
             self.grad_fn = result.grad_fn
             self._rg = True
         return self
@@ -278,14 +289,38 @@ class Tensor:
         return self.fill_(0)
 
     def fill_(self, value: Any) -> Tensor:
-        if STATE.enabled and self.grad_fn is None and self._rg:
-            raise _autograd_error(INPLACE_LEAF_ERROR)
-        self.data[...] = value
-        bump_version(self)
-        return self
+        # Recorded as (self * 0) + value: no gradient flows to what self held before.
+        return self._inplace(_fill, value)
 
     def copy_(self, src: Any) -> Tensor:
-        return self._inplace(F.clone(src if isinstance(src, Tensor) else F.as_tensor(src)))
+        return self._inplace(_copy_from, src)
+
+    def __iadd__(self, other: Any) -> Tensor:
+        return self._inplace(F.add, other)
+
+    def __isub__(self, other: Any) -> Tensor:
+        return self._inplace(F.sub, other)
+
+    def __imul__(self, other: Any) -> Tensor:
+        return self._inplace(F.mul, other)
+
+    def __itruediv__(self, other: Any) -> Tensor:
+        return self._inplace(F.div, other)
+
+
+def _fill(source: Tensor, value: Any) -> Tensor:
+    return F.add(F.mul(source, 0), value)
+
+
+def _copy_from(source: Tensor, src: Any) -> Tensor:
+    return F.clone(src if isinstance(src, Tensor) else F.as_tensor(src, source.dtype))
+
+
+def mark_written(t: Tensor) -> None:
+    """Record an in-place write to ``t``: its version, and its producer's saved output."""
+    bump_version(t)
+    if t.grad_fn is not None:
+        t.grad_fn.out_written = True
 
 
 def _to_data(value: Any) -> Any:

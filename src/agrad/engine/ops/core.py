@@ -51,6 +51,7 @@ class Op:
     needs_mask: bool = False  # the VJP takes ``needs`` (which inputs want a gradient)
     mutates: bool = False  # the forward writes into its first input (indexed assignment)
     reads_inputs: bool = True  # False: the VJP reads only the saved output (exp, tanh, ...)
+    reads_output: bool = False  # the VJP reads the output's values (exp: g * out)
     # Whether a node must hold its inputs' values (else only their shapes, so the memory
     # of intermediates is released as soon as nothing else needs it). Derived.
     keeps_inputs: bool = field(init=False, default=True)

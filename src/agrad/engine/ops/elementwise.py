@@ -131,6 +131,8 @@ def _pow_scalar_forward(x, exponent):
 
 
 def _rpow_vjp(ns, g, out, x, base):
+    if base == 0:  # PyTorch: zero where the exponent is >= 0 (0**x is flat there)
+        return (ns.where(raw(x) >= 0, 0.0, g * out * -np.inf),)
     return (g * out * np.log(base),)
 
 
@@ -154,31 +156,33 @@ UNARY_CASES = (Case(((),)), Case(((3,),)), Case(((2, 3),)))
 
 register(
     Op("neg", "NegBackward0", np.negative, _neg_vjp, same_shape, saves=False),
-    Op("exp", "ExpBackward0", np.exp, _exp_vjp, same_shape, reads_inputs=False),
+    Op("exp", "ExpBackward0", np.exp, _exp_vjp, same_shape, reads_inputs=False, reads_output=True),
     Op("log", "LogBackward0", np.log, _log_vjp, same_shape, domain=(0.2, 3.0)),
     Op("log1p", "Log1PBackward0", np.log1p, _log1p_vjp, same_shape, domain=(-0.5, 2.0)),
-    Op("expm1", "Expm1Backward0", np.expm1, _expm1_vjp, same_shape, reads_inputs=False),
+    Op("expm1", "Expm1Backward0", np.expm1, _expm1_vjp, same_shape, reads_inputs=False,
+       reads_output=True),
     Op("sqrt", "SqrtBackward0", np.sqrt, _sqrt_vjp, same_shape, reads_inputs=False,
-       domain=(0.2, 3.0)),
+       domain=(0.2, 3.0), reads_output=True),
     Op("abs", "AbsBackward0", np.abs, _abs_vjp, same_shape, kink=True),
     Op("sign", "SignBackward0", np.sign, _sign_vjp, same_shape, saves=False, kink=True),
     Op("sin", "SinBackward0", np.sin, _sin_vjp, same_shape),
     Op("cos", "CosBackward0", np.cos, _cos_vjp, same_shape),
     Op("tan", "TanBackward0", np.tan, _tan_vjp, same_shape, reads_inputs=False,
-       domain=(-1.2, 1.2)),
+       domain=(-1.2, 1.2), reads_output=True),
     Op("arcsin", "AsinBackward0", np.arcsin, _arcsin_vjp, same_shape, domain=(-0.9, 0.9)),
     Op("arccos", "AcosBackward0", np.arccos, _arccos_vjp, same_shape, domain=(-0.9, 0.9)),
     Op("arctan", "AtanBackward0", np.arctan, _arctan_vjp, same_shape),
     Op("sinh", "SinhBackward0", np.sinh, _sinh_vjp, same_shape),
     Op("cosh", "CoshBackward0", np.cosh, _cosh_vjp, same_shape),
-    Op("tanh", "TanhBackward0", np.tanh, _tanh_vjp, same_shape, reads_inputs=False),
+    Op("tanh", "TanhBackward0", np.tanh, _tanh_vjp, same_shape, reads_inputs=False,
+       reads_output=True),
     Op("sigmoid", "SigmoidBackward0", kernels.sigmoid, _sigmoid_vjp, same_shape,
-       reads_inputs=False),
+       reads_inputs=False, reads_output=True),
     Op("relu", "ReluBackward0", _relu, _relu_vjp, same_shape, kink=True),
     Op("softplus", "SoftplusBackward0", kernels.softplus, _softplus_vjp, same_shape,
        cases=UNARY_CASES + (Case(((2, 3),), {"beta": 2.0, "threshold": 3.0}),)),
     Op("reciprocal", "ReciprocalBackward0", np.reciprocal, _reciprocal_vjp, same_shape,
-       reads_inputs=False, domain=(0.5, 2.0)),
+       reads_inputs=False, domain=(0.5, 2.0), reads_output=True),
     Op("clone", "CloneBackward0", np.copy, _identity_vjp, same_shape, saves=False),
     Op("clip", "ClampBackward1", _clip_forward, _clip_vjp, same_shape, kink=True,
        cases=(Case(((2, 3),), {"lo": -0.5, "hi": 0.5}), Case(((3,),), {"lo": -0.5}),
@@ -188,7 +192,7 @@ register(
        cases=tuple(Case(((2, 3),), {"exponent": p}) for p in (2.0, 3.0, 0.5, -1.0, -2.5, 0.0))
        + (Case(((),), {"exponent": 2.0}),)),
     Op("rpow", "PowBackward2", _rpow_forward, _rpow_vjp, same_shape, reads_inputs=False,
-       cases=(Case(((2, 3),), {"base": 2.0}), Case(((),), {"base": 0.5}))),
+       cases=(Case(((2, 3),), {"base": 2.0}), Case(((),), {"base": 0.5})), reads_output=True),
     Op("rsub", "RsubBackward1", _rsub_forward, _rsub_vjp, same_shape,
        saves=False, cases=(Case(((2, 3),), {"other": 1.0}),)),
 )  # fmt: skip
@@ -265,9 +269,9 @@ register(
     Op("mul", "MulBackward0", np.multiply, _mul_vjp, broadcast_shape, arity=2,
        cases=BINARY_CASES),
     Op("div", "DivBackward0", np.true_divide, _div_vjp, broadcast_shape, arity=2,
-       domain=NONZERO, cases=BINARY_CASES),
+       domain=NONZERO, cases=BINARY_CASES, reads_output=True),
     Op("pow", "PowBackward1", np.power, _pow_vjp, broadcast_shape, arity=2,
-       domain=((0.5, 2.0), (-2.0, 2.0)), cases=BINARY_CASES),
+       domain=((0.5, 2.0), (-2.0, 2.0)), cases=BINARY_CASES, reads_output=True),
     Op("maximum", "MaximumBackward0", np.maximum, _maximum_vjp, broadcast_shape, arity=2,
        kink=True, cases=BINARY_CASES),
     Op("minimum", "MinimumBackward0", np.minimum, _minimum_vjp, broadcast_shape, arity=2,
