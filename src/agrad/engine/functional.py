@@ -14,18 +14,25 @@ import numpy as np
 
 from .autograd import grad, run_backward
 from .grad_mode import set_grad_enabled
+from .ops import TABLE, apply
 from .tensor import Tensor, wrap
 
 
-def _prepare(inputs: Any) -> tuple[tuple[Tensor, ...], bool]:
+def _prepare(inputs: Any, create_graph: bool = False) -> tuple[tuple[Tensor, ...], bool]:
+    """The inputs as tensors to differentiate with respect to: fresh leaves, or with
+    ``create_graph`` (and an input that requires grad) a copy still connected to the
+    caller's tensor, so the result can be differentiated further — as PyTorch does."""
     is_tuple = isinstance(inputs, (tuple, list))
     items = tuple(inputs) if is_tuple else (inputs,)
     prepared = []
     for x in items:
         if not isinstance(x, Tensor):
             raise TypeError(f"expected Tensors as inputs, got {type(x).__name__}")
-        t = wrap(x.data, x.data.dtype.kind in "fc")
-        prepared.append(t)
+        if create_graph and x.requires_grad:
+            with set_grad_enabled(True):
+                prepared.append(apply(TABLE["clone"], x))
+        else:
+            prepared.append(wrap(x.data, x.data.dtype.kind in "fc"))
     return tuple(prepared), is_tuple
 
 
@@ -77,7 +84,7 @@ def jacobian(
     strategy: str = "reverse-mode",
 ) -> Any:
     """The Jacobian of ``func`` at ``inputs``: shape output.shape + input.shape."""
-    ins, in_tuple = _prepare(inputs)
+    ins, in_tuple = _prepare(inputs, create_graph)
     outs, out_tuple = _outputs(func, ins)
     rows = []
     for out in outs:
@@ -99,7 +106,7 @@ def hessian(
     outer_jacobian_strategy: str = "reverse-mode",
 ) -> Any:
     """The Hessian of a scalar ``func``: shape input.shape + input.shape."""
-    ins, in_tuple = _prepare(inputs)
+    ins, in_tuple = _prepare(inputs, create_graph)
     outs, _ = _outputs(func, ins)
     (out,) = outs
     if out.data.size != 1:
@@ -122,7 +129,7 @@ def vjp(
     func: Callable, inputs: Any, v: Any = None, create_graph: bool = False, strict: bool = False
 ) -> tuple[Any, Any]:
     """(func(inputs), v^T J): a vector-Jacobian product."""
-    ins, in_tuple = _prepare(inputs)
+    ins, in_tuple = _prepare(inputs, create_graph)
     outs, out_tuple = _outputs(func, ins)
     vs = list(v) if isinstance(v, (tuple, list)) else [v] * len(outs)
     grads = grad(
@@ -146,7 +153,7 @@ def jvp(
 ) -> tuple[Any, Any]:
     """(func(inputs), J v): a Jacobian-vector product, by differentiating a VJP in its
     cotangent (the VJP is linear in it, so its derivative is exactly J v)."""
-    ins, in_tuple = _prepare(inputs)
+    ins, in_tuple = _prepare(inputs, create_graph)
     outs, out_tuple = _outputs(func, ins)
     vs = tuple(v) if isinstance(v, (tuple, list)) else (v,)
     if v is None:
