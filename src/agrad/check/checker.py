@@ -10,6 +10,7 @@ rounding. Tolerances default by dtype; the pass rule is PyTorch's:
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -43,6 +44,23 @@ class CheckOptions:
     order: int = 1
     strict: bool = False  # report kinks as failures
     seed: int = 0
+
+    def __post_init__(self) -> None:
+        """Refuse settings that would make a check meaningless (a NaN step passes nothing)."""
+        from .numeric import METHODS
+
+        if self.eps is not None and not (math.isfinite(self.eps) and self.eps > 0):
+            raise AgradValueError(f"--eps must be a positive number, got {self.eps}")
+        for name in ("atol", "rtol"):
+            value = getattr(self, name)
+            if value is not None and not (math.isfinite(value) and value >= 0):
+                raise AgradValueError(f"--{name} must be a number >= 0, got {value}")
+        if self.method not in METHODS:
+            raise AgradValueError(
+                f"--method must be one of {', '.join(METHODS)}, got {self.method!r}"
+            )
+        if self.order not in (1, 2):
+            raise AgradValueError(f"--order must be 1 or 2, got {self.order}")
 
     def tolerances(self, dtype: str) -> tuple[float, float]:
         atol, rtol = TOLERANCES.get(dtype, TOLERANCES["float64"])
@@ -78,7 +96,7 @@ def check(
         analytic = (
             np.zeros((out.data.size, t.data.size))
             if blocks[k] is None
-            else blocks[k].data.astype(np.float64).reshape(out.data.size, -1)
+            else blocks[k].data.astype(np.float64).reshape(out.data.size, t.data.size)
         )
         numeric = differences(
             _column_fn(tape, base, k),
@@ -135,7 +153,7 @@ def compare(
     abs_err = np.abs(analytic - numeric)
     tol = atol + rtol * np.abs(numeric)
     rel_err = abs_err / np.maximum(np.abs(numeric), atol)
-    failing = abs_err > tol
+    failing = ~(abs_err <= tol)  # NaN anywhere (either side) is a failure, never a pass
     kink = np.zeros_like(failing)
     if d.left is not None and d.right is not None:
         jump = np.abs(d.right - d.left)

@@ -48,7 +48,7 @@ def check_hessian(
 
         numeric = differences(gradient, t.data.astype(np.float64), eps, options.method)
         report.evaluations += numeric.evaluations
-        analytic = block.grad.astype(np.float64).reshape(t.data.size, -1)
+        analytic = block.grad.astype(np.float64).reshape(t.data.size, t.data.size)
         var = compare(name, analytic, numeric, t.shape, t.shape, atol, rtol, options.strict)
         report.variables[name] = var
         report.ok = report.ok and var.ok

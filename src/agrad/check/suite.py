@@ -50,6 +50,15 @@ KEYS = {
     "golden",
 }
 GOLDEN_RTOL, GOLDEN_ATOL = 1e-7, 1e-9
+# Scalar keys: the TOML types each accepts (numbers, strings, booleans), checked up front.
+KEY_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
+    "eps": ((int, float), "a number"), "atol": ((int, float), "a number"),
+    "rtol": ((int, float), "a number"), "method": ((str,), "a string"),
+    "dtype": ((str,), "a string"), "order": ((int,), "1 or 2"), "seed": ((int,), "a whole number"),
+    "fast": ((bool,), "true or false"), "strict": ((bool,), "true or false"),
+    "golden": ((bool,), "true or false"), "program": ((str,), "a string"),
+    "file": ((str,), "a string"),
+}  # fmt: skip
 
 
 @dataclass
@@ -119,6 +128,15 @@ def _validate(case: dict[str, Any], index: int, line: int, path: str) -> str:
         raise AgradValueError(f'{where}: missing wrt = ["name", ...]: the variables to check')
     if not isinstance(case.get("wrt"), list) or not all(isinstance(w, str) for w in case["wrt"]):
         raise AgradValueError(f'{where}: wrt must be a list of names, e.g. wrt = ["w", "b"]')
+    for key, (kinds, what) in KEY_TYPES.items():
+        if key in case and (
+            not isinstance(case[key], kinds) or isinstance(case[key], bool) and bool not in kinds
+        ):
+            raise AgradValueError(f"{where}: {key} must be {what}, got {case[key]!r}")
+    if case.get("dtype", "float64") not in ("float64", "float32"):
+        raise AgradValueError(f'{where}: dtype must be "float64" or "float32"')
+    if case.get("seed", 0) < 0:
+        raise AgradValueError(f"{where}: seed must be a whole number >= 0")
     for key in ("set", "expect"):
         table = case.get(key, {})
         if not isinstance(table, dict) or not all(
@@ -146,20 +164,20 @@ def run_suite(path: str, update_golden: bool = False) -> SuiteResult:
         names.add(case["name"])
         t0 = time.perf_counter()
         try:
-            source = case.get("program") or _read_case_file(path, case["file"], where)
+            source = case.get("program") or _read_case_file(path, case["file"])
             sets = [f"{k}={v}" for k, v in case.get("set", {}).items()]
             wrt = list(dict.fromkeys([*case["wrt"], *case.get("expect", {})]))
             session = Session.create(
-                source, sets, wrt, dtype=case.get("dtype", "float64"), seed=int(case.get("seed", 0))
+                source, sets, wrt, dtype=case.get("dtype", "float64"), seed=case.get("seed", 0)
             )
             options = CheckOptions(
                 eps=case.get("eps"),
                 atol=case.get("atol"),
                 rtol=case.get("rtol"),
                 method=case.get("method", "central"),
-                fast=bool(case.get("fast", False)),
-                order=int(case.get("order", 1)),
-                strict=bool(case.get("strict", False)),
+                fast=case.get("fast", False),
+                order=case.get("order", 1),
+                strict=case.get("strict", False),
             )
             report = check(session, options, {k: str(v) for k, v in case.get("expect", {}).items()})
             values = _current_values(session)
@@ -180,14 +198,13 @@ def golden_file(path: str) -> Path:
     return p.with_name(p.stem + ".golden.json")
 
 
-def _read_case_file(suite: str, file: str, where: str) -> str:
+def _read_case_file(suite: str, file: str) -> str:
     target = Path(suite).parent / file
     try:
         return target.read_text(encoding="utf-8")
     except OSError as exc:
-        raise AgradValueError(
-            f"{where}: cannot read program file {str(target)!r}: {exc.strerror}"
-        ) from None
+        # The caller prefixes the case and its line.
+        raise AgradValueError(f"cannot read program file {str(target)!r}: {exc.strerror}") from None
 
 
 def _current_values(session) -> dict[str, Any]:
@@ -217,7 +234,14 @@ def _compare_golden(result: CaseResult, recorded: dict | None, update: bool) -> 
         return
     worst, ok = 0.0, True
     for key, now, then in _pairs(result.values, recorded):
-        a, b = np.asarray(now, dtype=np.float64), np.asarray(then, dtype=np.float64)
+        a = np.asarray(now, dtype=np.float64)
+        try:
+            b = np.asarray(then, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise AgradValueError(
+                f"golden {key} of case {result.name!r} is not numbers; "
+                "rewrite the golden file with --update-golden"
+            ) from None
         if a.shape != b.shape:
             ok, worst = False, math.inf
             result.message = f"golden {key}: shape {b.shape} became {a.shape}"

@@ -63,7 +63,7 @@ PrecisionOpt = Annotated[
     int, typer.Option("--precision", min=1, max=17, help="Significant digits in tables.")
 ]
 DtypeOpt = Annotated[Dtype, typer.Option("--dtype", help="Floating-point precision.")]
-SeedOpt = Annotated[int, typer.Option("--seed", help="Seed for randn/rand.")]
+SeedOpt = Annotated[int, typer.Option("--seed", min=0, help="Seed for randn/rand.")]
 LimitOpt = Annotated[
     int, typer.Option("--max-elements", min=1, help="Refuse results larger than this.")
 ]

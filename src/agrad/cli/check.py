@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from ..errors import AgradValueError
+from ..errors import AgradNameError, AgradValueError
 from . import ExitCode
 from .app import (
     Dtype,
@@ -128,6 +128,13 @@ def check_command(
     from . import render
 
     if suite is not None:
+        given = [flag for flag, value in (("--set", set_), ("--wrt", wrt), ("--expect", expect))
+                 if value]  # fmt: skip
+        if given:
+            raise AgradValueError(
+                f"{given[0]} goes with a PROGRAM; a suite's cases carry their "
+                "own set, wrt and expect tables"
+            )
         return _run_suite(suite, program, file, update_golden, junit_xml, format_, precision)
     if update_golden or junit_xml:
         raise AgradValueError("--update-golden and --junit-xml go with --suite FILE.toml")
@@ -135,7 +142,14 @@ def check_command(
     names = [*(wrt or []), *formulas]
     if not names:
         raise AgradValueError("--wrt is required: name the variables to check, e.g. --wrt w,b")
-    session = _session(program, file, set_, names, dtype, seed, max_elements)
+    try:
+        session = _session(program, file, set_, names, dtype, seed, max_elements)
+    except AgradNameError as exc:  # a name only --expect gave: say so
+        only = [n for n in formulas if n not in ",".join(wrt or []).split(",")]
+        bad = next((n for n in only if str(exc).startswith(f"--wrt {n}:")), None)
+        if bad is None:
+            raise
+        raise AgradNameError(str(exc).replace(f"--wrt {bad}", f"--expect {bad}", 1)) from None
     options = CheckOptions(
         eps=eps,
         atol=atol,

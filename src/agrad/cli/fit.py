@@ -7,6 +7,7 @@ from typing import Annotated
 
 import typer
 
+from ..errors import AgradValueError
 from . import ExitCode
 from .app import (
     Dtype,
@@ -63,6 +64,11 @@ def fit_command(
     from ..lang.fit import fit
     from .render import fit as render
 
+    if optimizer is Optimizer.adam and momentum:
+        raise AgradValueError(
+            "--momentum is for --optimizer sgd; Adam keeps its own moment "
+            "estimates (betas 0.9, 0.999)"
+        )
     session = _session(program, file, set_, _required(wrt), dtype, seed, max_elements)
     with render.Progress(steps, format_.value, every, precision) as progress:
         result = fit(session, steps, lr, momentum, optimizer.value, progress.update)

@@ -106,7 +106,9 @@ class Function:
 
     def signature(self) -> str:
         parts = [f"{p}={_show(self.defaults[p])}" if p in self.defaults else p for p in self.params]
-        return f"{self.name}({', '.join(parts)}{', ...' if self.variadic else ''})"
+        if self.variadic:  # zeros(2, 3) or zeros([2, 3])
+            parts.append("size, ...")
+        return f"{self.name}({', '.join(parts)})"
 
 
 def _show(value: Any) -> str:

@@ -351,6 +351,12 @@ class _Executor:
         if instr.name not in self.env:
             raise AgradNameError(f"{instr.name!r} must be assigned before '{instr.name}[...] ='")
         target = self.env[instr.name]
+        if target.grad_fn is None and target.requires_grad:
+            raise AgradValueError(
+                f"{instr.name!r} is a leaf that requires grad (a variable you differentiate "
+                f"with respect to), so it cannot be assigned into; assign into a copy, e.g. "
+                f"y = {instr.name} * 1; y[...] = ..."
+            )
         if target.grad_fn is None and not target.requires_grad:
             target = wrap(np.array(target.data, copy=True))  # never write into a bound input
         F.setitem(target, self.key(instr.items, slots), value)

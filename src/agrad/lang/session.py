@@ -12,7 +12,7 @@ import numpy as np
 from ..engine.autograd import grad as autograd_grad
 from ..engine.functional import batched_jacobian
 from ..engine.tensor import Tensor, wrap
-from ..errors import AgradValueError
+from ..errors import AgradLimitError, AgradNameError, AgradValueError
 from .gcpause import paused_gc
 from .program import MAX_ELEMENTS, Program, Run
 from .values import parse_value, split_assignment
@@ -62,8 +62,14 @@ class Session:
         bindings = {}
         for option in sets:
             name, text = split_assignment(option)
+            if name in bindings:
+                raise AgradValueError(f"--set {name}: given twice; keep one of them")
             bindings[name] = parse_value(text, f"--set {name}", seed=seed)
-        names = [n.strip() for item in wrt for n in item.split(",") if n.strip()]
+        names = [n.strip() for item in wrt for n in item.split(",")]
+        if any(not n for n in names):
+            raise AgradNameError(
+                "--wrt: an empty name; write names separated by commas, e.g. --wrt w,b"
+            )
         program.check_names(bindings, names)
         return cls(program, bindings, names, np.dtype(dtype), seed, max_elements)
 
@@ -110,6 +116,14 @@ class Session:
             result.variables[name] = _variable(name, t, t._grad)
         return result, steps
 
+    def _check_block(self, what: str, elements: int) -> None:
+        if elements > self.max_elements:
+            raise AgradLimitError(
+                f"{what} would have {elements:,} elements, more than the limit of "
+                f"{self.max_elements:,}; use fewer or smaller variables, 'agrad check --fast', "
+                "or raise the limit with --max-elements"
+            )
+
     def _cotangent(self, out: Tensor, grad_output: str | None) -> Tensor | None:
         if grad_output is None:
             if out.data.size != 1:
@@ -133,6 +147,8 @@ class Session:
         """d output / d variable for each --wrt variable: shape output.shape + var.shape."""
         run = self.run()
         out, targets = run.output, self.targets(run)
+        for name, t in targets.items():
+            self._check_block(f"the Jacobian block for {name!r}", out.data.size * t.data.size)
         blocks = batched_jacobian(out, tuple(targets.values()))
         result = {}
         for (name, t), block in zip(targets.items(), blocks, strict=True):
@@ -155,6 +171,8 @@ class Session:
             )
         tensors = list(targets.values())
         names = list(targets)
+        total = sum(t.data.size for t in tensors)
+        self._check_block("the Hessian", total * total)
         diag, mixed = {}, {}
         if not out.requires_grad:
             grads = [None] * len(tensors)

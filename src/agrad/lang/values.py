@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -39,11 +40,14 @@ def parse_value(text: str, option: str = "--set", *, seed: int | None = 0) -> np
 
     try:
         program = Program.compile(text)
-        if program.free:
-            raise AgradValueError(
-                f"{option}: the value must be constant, but it uses {program.free[0]!r}; "
-                "write numbers, lists or calls such as randn(3)"
-            )
+    except AgradError as exc:
+        raise type(exc)(f"{option}: in the value {text!r}: {exc}") from None
+    if program.free:
+        raise AgradValueError(
+            f"{option}: the value must be constant, but it uses {program.free[0]!r}; "
+            "write numbers, lists or calls such as randn(3)"
+        )
+    try:
         value = program.run(seed=seed).output
     except AgradError as exc:
         raise type(exc)(f"{option}: in the value {text!r}: {exc}") from None
@@ -97,6 +101,9 @@ def _no_key(path: str, key: str | None) -> None:
 
 def _npy(path: str, key: str | None) -> np.ndarray:
     _no_key(path, key)
+    with open(path, "rb") as handle:
+        if handle.read(6) != b"\x93NUMPY":
+            raise AgradValueError(f"{path!r} is not a .npy file (no NumPy header)")
     return np.load(path, allow_pickle=False)
 
 
@@ -117,12 +124,21 @@ def _npz(path: str, key: str | None) -> np.ndarray:
 
 def _csv(path: str, key: str | None) -> np.ndarray:
     _no_key(path, key)
-    return np.loadtxt(path, delimiter=",", ndmin=1)
+    return _text_table(path, ",")
 
 
 def _txt(path: str, key: str | None) -> np.ndarray:
     _no_key(path, key)
-    return np.loadtxt(path, ndmin=1)
+    return _text_table(path, None)
+
+
+def _text_table(path: str, delimiter: str | None) -> np.ndarray:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # NumPy warns about an empty file; we say it below
+        data = np.loadtxt(path, delimiter=delimiter, ndmin=1)
+    if data.size == 0:
+        raise AgradValueError(f"{path!r} holds no numbers")
+    return data
 
 
 def _json(path: str, key: str | None) -> Any:
@@ -134,6 +150,8 @@ def _json(path: str, key: str | None) -> Any:
         data = data[key]
     if isinstance(data, dict):
         raise AgradValueError(f"{path!r} holds an object; pick a field with @{path}:FIELD")
+    if any(v is None for v in np.asarray(data, dtype=object).reshape(-1)):
+        raise AgradValueError(f"{path!r} holds null values; agrad needs numbers")
     try:
         return np.asarray(data, dtype=np.float64)
     except (ValueError, TypeError):

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from .common import _table, console, emit_json, to_json, value_text
 from .values import evaluation
 
@@ -21,8 +23,10 @@ def explain(result: Any, steps: list, fmt: str, precision: int) -> None:
     if fmt == "json":
         payload = {
             "value": to_json(result.value),
+            "shape": list(np.shape(result.value)),
             "grad_fn": result.grad_fn,
             "grads": {n: to_json(v.grad) for n, v in result.variables.items()},
+            "unused": [n for n, v in result.variables.items() if not v.used],
             "steps": [
                 {
                     "step": s.number,

@@ -106,7 +106,7 @@ def tree(graph: Any) -> None:
         for child_id in children:
             child = by_id[child_id]
             if child_id in seen:
-                branch.add(f"{_label(child)} (shown above)")
+                branch.add(f"{_label(child)} (shared: drawn in full once in this tree)")
                 continue
             seen.add(child_id)
             drawn += 1

@@ -142,6 +142,7 @@ def functions(table: dict, fmt: str) -> None:
         _write_csv(["name", "signature"], [[n, f.signature()] for n, f in table.items()])
     else:
         t = _table("functions", ["signature", "what it does"])
+        t.columns[1].justify = "left"
         for f in table.values():
             t.add_row(f.signature(), f.doc)
         console().print(t)

@@ -132,7 +132,7 @@ def _pow_scalar_forward(x, exponent):
 
 def _rpow_vjp(ns, g, out, x, base):
     if base == 0:  # PyTorch: zero where the exponent is >= 0 (0**x is flat there)
-        return (ns.where(raw(x) >= 0, 0.0, g * out * -np.inf),)
+        return (g * np.where(raw(x) >= 0, 0.0, -np.inf),)
     return (g * out * np.log(base),)
 
 

@@ -1,0 +1,221 @@
+"""Regression tests for bugs found by reviewing agrad as a demanding user would.
+Each states PyTorch's (or the contract's) behaviour; torch is used where it is the oracle."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import agrad
+
+
+@pytest.fixture
+def torch64():
+    torch = pytest.importorskip("torch")
+    previous = torch.get_default_dtype()
+    torch.set_default_dtype(torch.float64)
+    yield torch
+    torch.set_default_dtype(previous)
+
+
+# ---- in-place semantics ------------------------------------------------------------------
+
+
+def test_manual_sgd_step_under_no_grad_keeps_the_leaf():
+    w = agrad.tensor(0.5, requires_grad=True)
+    x = agrad.tensor([1.0, 2.0])
+    same = w
+    for _ in range(2):
+        loss = ((w * x - 2 * x) ** 2).sum()
+        loss.backward()
+        with agrad.no_grad():
+            w -= 0.05 * w.grad
+        w.grad.zero_()
+    assert w is same and w.is_leaf and w.requires_grad
+    # by hand: d/dw sum((w-2)^2 x^2) = 10 (w - 2); w <- w - 0.5 (w - 2), twice from 0.5
+    assert w.item() == pytest.approx(2 - 1.5 * 0.5 * 0.5)
+
+
+def test_inplace_arithmetic_on_a_leaf_that_requires_grad_raises():
+    w = agrad.tensor(1.0, requires_grad=True)
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+        w -= 1
+
+
+def test_inplace_on_a_non_leaf_matches_torch(torch64):
+    results = []
+    for lib in (agrad, torch64):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = x * x
+        before = y
+        y += 1
+        y.mul_(3)
+        assert y is before
+        (y * x).sum().backward()
+        results.append(np.asarray(x.grad.detach() if lib is torch64 else x.grad.data))
+    np.testing.assert_allclose(results[0], results[1])
+
+
+@pytest.mark.parametrize("fn", ["exp", "tanh", "sigmoid", "sqrt"])
+def test_writing_a_saved_output_is_detected(fn):
+    x = agrad.tensor([0.5, 2.0], requires_grad=True)
+    z = getattr(agrad, fn)(x)
+    z.add_(1)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        z.sum().backward()
+
+
+def test_fill_on_a_non_leaf_cuts_its_gradient(torch64):
+    grads = []
+    for lib in (agrad, torch64):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        y = x * 2
+        y.fill_(3)
+        (y * x).sum().backward()
+        grads.append(np.asarray(x.grad.tolist()))
+    np.testing.assert_allclose(grads[0], grads[1])
+
+
+# ---- hooks -------------------------------------------------------------------------------
+
+
+def test_leaf_hook_runs_once_on_the_summed_gradient():
+    x = agrad.tensor([1.0, 2.0], requires_grad=True)
+    x.register_hook(lambda g: g + 1)
+    (x * x).sum().backward()  # 2x, plus 1 once
+    assert x.grad.tolist() == [3.0, 5.0]
+    y = agrad.tensor([1.0, 2.0], requires_grad=True)
+    y.register_hook(lambda g: g * 0 + 7)
+    (y + y).sum().backward()
+    assert y.grad.tolist() == [7.0, 7.0]
+
+
+def test_hook_handles_remove_the_hook():
+    x = agrad.tensor([1.0, 2.0], requires_grad=True)
+    x.register_hook(lambda g: g * 100).remove()
+    y = x * 2
+    y.register_hook(lambda g: g * 10).remove()
+    y.sum().backward()
+    assert x.grad.tolist() == [2.0, 2.0]
+
+
+# ---- functional with create_graph, 0**x ---------------------------------------------------
+
+
+def test_functional_results_with_create_graph_reach_the_inputs():
+    F = agrad.autograd.functional
+    x = agrad.tensor([1.0, 2.0], requires_grad=True)
+    F.jacobian(lambda v: v**3, x, create_graph=True).sum().backward()
+    assert x.grad.tolist() == [6.0, 12.0]  # d/dx sum(diag(3x^2)) = 6x
+    x = agrad.tensor([1.0, 2.0], requires_grad=True)
+    F.hessian(lambda v: (v**4).sum(), x, create_graph=True).sum().backward()
+    assert x.grad.tolist() == [24.0, 48.0]  # d/dx 12x^2 = 24x
+
+
+def test_gradient_of_zero_to_the_x_is_masked_like_torch():
+    x = agrad.tensor([1.0, 2.0, 0.0], requires_grad=True)
+    (0**x).sum().backward()
+    assert x.grad.tolist() == [0.0, 0.0, 0.0]
+
+
+# ---- the checker never passes NaN; option and suite validation -----------------------------
+
+
+def test_check_fails_when_the_gradient_is_nan(cli):
+    result = cli(["check", "sum(where(x > 0, x, sqrt(-x)))", "--set", "x=[2,3]", "--wrt", "x"])
+    assert result.code == 1, result.out
+    assert "FAILED" in result.out
+
+
+def test_gradcheck_fails_when_the_gradient_is_nan():
+    x = agrad.tensor([2.0, 3.0], requires_grad=True)
+    f = lambda v: agrad.where(v > 0, v, agrad.sqrt(-v)).sum()  # noqa: E731
+    assert agrad.autograd.gradcheck(f, (x,), raise_exception=False) is False
+
+
+@pytest.mark.parametrize(
+    "argv, words",
+    [
+        (["check", "sum(x**2)", "--set", "x=[1,2]", "--wrt", "x", "--eps", "-1"], "--eps"),
+        (["check", "sum(x**2)", "--set", "x=[1,2]", "--wrt", "x", "--eps", "nan"], "--eps"),
+        (["check", "sum(x**2)", "--set", "x=[1,2]", "--wrt", "x", "--atol", "-1"], "--atol"),
+        (["eval", "randn(2)", "--seed", "-1"], "--seed"),
+        (["jacobian", "x*2", "--set", "x=zeros(20000)", "--wrt", "x"], "--max-elements"),
+        (["fit", "sum(x**2)", "--wrt", "x", "--set", "x=1", "--optimizer", "adam",
+          "--momentum", "0.9"], "--momentum"),
+        (["check", "sum(x**2)", "--set", "x=[1,2]", "--expect", "y=2*x"], "--expect y"),
+        (["eval", "x", "--set", "x=1", "--set", "x=2"], "twice"),
+        (["eval", "x", "--set", "x=1", "--wrt", ",x"], "empty name"),
+        (["eval", "x = [1.,2.]; x[0] = 5; sum(x**2)", "--wrt", "x"], "assign into a copy"),
+    ],
+)  # fmt: skip
+def test_bad_options_are_refused_clearly(cli, argv, words):
+    result = cli(argv)
+    assert result.code == 2
+    assert result.err.startswith("error: ") and words in result.err
+    assert "internal error" not in result.err
+
+
+def test_a_set_value_error_is_prefixed_once(cli):
+    result = cli(["eval", "x", "--set", "x=y"])
+    assert result.code == 2 and result.err.count("--set x") == 1
+
+
+@pytest.mark.parametrize(
+    "extra, words",
+    [('method = "nope"', "--method"), ('seed = "a"', "seed"), ("order = 3", "--order"),
+     ('dtype = "float16"', "dtype"), ('fast = "yes"', "fast"), ("eps = -1", "--eps")],
+)  # fmt: skip
+def test_suite_keys_are_validated(cli, tmp_path, extra, words):
+    suite = tmp_path / "s.toml"
+    suite.write_text(f'[[case]]\nname = "a"\nprogram = "sum(x**2)"\nwrt = ["x"]\n'
+                     f'set = {{ x = "[1,2]" }}\n{extra}\n')  # fmt: skip
+    result = cli(["check", "--suite", str(suite)])
+    assert result.code == 2 and words in result.err and "case 1" in result.err
+
+
+def test_suite_rejects_program_options_and_bad_golden_values(cli, tmp_path):
+    suite = tmp_path / "g.toml"
+    suite.write_text(
+        '[[case]]\nname = "a"\nprogram = "sum(x**2)"\nwrt = ["x"]\nset = { x = "[1,2]" }\n'
+    )
+    result = cli(["check", "--suite", str(suite), "--wrt", "x"])
+    assert result.code == 2 and "--wrt" in result.err
+    (tmp_path / "g.golden.json").write_text(json.dumps({"a": {"value": "x"}}))
+    result = cli(["check", "--suite", str(suite)])
+    assert result.code == 2 and "--update-golden" in result.err
+
+
+def test_check_of_an_empty_input_compares_nothing(cli):
+    result = cli(["check", "sum(x**3)", "--set", "x=zeros(0)", "--wrt", "x", "--format", "json"])
+    assert result.code == 0
+    assert json.loads(result.out)["variables"]["x"]["compared"] == 0
+
+
+# ---- files and output ----------------------------------------------------------------------
+
+
+def test_file_contents_are_named_precisely(cli, tmp_path):
+    (tmp_path / "bad.npy").write_bytes(b"garbage")
+    (tmp_path / "empty.csv").write_text("")
+    (tmp_path / "null.json").write_text("[1, null]")
+    for name, words in [("bad.npy", "not a .npy file"), ("empty.csv", "no numbers"),
+                        ("null.json", "null")]:  # fmt: skip
+        result = cli(["eval", "x", "--set", f"x=@{tmp_path / name}"])
+        assert result.code == 2 and words in result.err, result.err
+        assert "Warning" not in result.err
+
+
+def test_explain_json_carries_shape_and_unused(cli):
+    result = cli(["eval", "z = 3; sum(w*x)", "--set", "x=[1,2]", "--set", "w=[3,4]",
+                  "--wrt", "w,z", "--explain", "--format", "json"])  # fmt: skip
+    payload = json.loads(result.out)
+    assert payload["shape"] == [] and payload["unused"] == ["z"]
+    assert payload["grads"]["w"] == [1, 2]
+
+
+def test_constructor_signatures_show_their_sizes(cli):
+    result = cli(["functions", "--format", "csv"])
+    assert "zeros(size, ...)" in result.out and "(, ...)" not in result.out
