@@ -85,7 +85,7 @@ def _topological(roots: list[Node]) -> list[Node]:
         seen.add(node)
         stack.append((node, True))
         for child in node.next:
-            if type(child) is Node and child not in seen:
+            if child is not None and type(child) is not Tensor and child not in seen:
                 stack.append((child, False))
     order.reverse()
     return order
@@ -96,7 +96,7 @@ def _prune(order: list[Node], wanted_nodes: set[int], wanted_leaves: set[int]) -
     useful: set[int] = set()
     for node in reversed(order):  # producers first
         if id(node) in wanted_nodes or any(
-            id(c) in useful if type(c) is Node else id(c) in wanted_leaves
+            id(c) in wanted_leaves if type(c) is Tensor else id(c) in useful
             for c in node.next
             if c is not None
         ):
@@ -157,7 +157,7 @@ def run_backward(
             for child, gi in zip(node.next, grads, strict=True):
                 if child is None or gi is None:
                     continue
-                if type(child) is Node:
+                if type(child) is not Tensor:  # a Node (of its op's named subclass)
                     pending[child] = pending[child] + gi if child in pending else gi
                 else:
                     sink.deliver(child, gi)

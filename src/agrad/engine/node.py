@@ -36,8 +36,7 @@ class Node:
 
     def name(self) -> str:
         """PyTorch's class name for this backward function, e.g. 'MulBackward0'."""
-        grad_fn = self.op.grad_fn
-        return grad_fn if isinstance(grad_fn, str) else grad_fn(self)
+        return type(self).__name__
 
     @property
     def next_functions(self) -> tuple[tuple[Any, int], ...]:
@@ -59,6 +58,25 @@ class Node:
 
     def __repr__(self) -> str:
         return f"<{self.name()} object at {id(self):#x}>"
+
+
+_CLASSES: dict[str, type[Node]] = {}
+
+
+def node_class(name: str) -> type[Node]:
+    """The Node subclass named as PyTorch names the backward function (MulBackward0, ...),
+    so ``type(t.grad_fn).__name__`` reads as it does in PyTorch."""
+    cls = _CLASSES.get(name)
+    if cls is None:
+        cls = _CLASSES[name] = type(name, (Node,), {"__slots__": ()})
+    return cls
+
+
+def named(node: Node) -> Node:
+    """Give a node of an op whose backward name depends on its inputs (sum with or without
+    an axis, matmul by rank, indexing by kind) the class of that name."""
+    node.__class__ = node_class(node.op.grad_fn(node))
+    return node
 
 
 class AccumulateGrad:

@@ -20,7 +20,7 @@ import numpy as np
 
 from ...errors import AgradShapeError, AgradValueError
 from ..grad_mode import STATE
-from ..node import Node
+from ..node import Node, named, node_class
 from ..tensor import WRITES, Tensor, wrap
 
 Shape = tuple[int, ...]
@@ -55,9 +55,12 @@ class Op:
     # Whether a node must hold its inputs' values (else only their shapes, so the memory
     # of intermediates is released as soon as nothing else needs it). Derived.
     keeps_inputs: bool = field(init=False, default=True)
+    node_class: type | None = field(init=False, default=None)  # set when grad_fn is fixed
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "keeps_inputs", self.saves and self.reads_inputs)
+        fixed = isinstance(self.grad_fn, str) and self.vjp is not None
+        object.__setattr__(self, "node_class", node_class(self.grad_fn) if fixed else None)
 
     def domain_of(self, i: int) -> tuple[float, float]:
         """Input ``i``'s sampling range for generated tests."""
@@ -104,7 +107,12 @@ def apply(op: Op, *inputs: Any, **params: Any) -> Tensor:
             ]
         )
         datas = [x.data if isinstance(x, (Tensor, ShapeOnly)) else x for x in inputs]
-    return wrap(out, True, Node(op, inputs, datas, params, out, next_, WRITES[0]))
+    cls = op.node_class
+    if cls is not None:
+        node = cls(op, inputs, datas, params, out, next_, WRITES[0])
+    else:
+        node = named(Node(op, inputs, datas, params, out, next_, WRITES[0]))
+    return wrap(out, True, node)
 
 
 class ShapeOnly:
