@@ -22,7 +22,7 @@ SAMPLES = {
     "logsumexp": "logsumexp(x)", "softmax": "softmax(x)", "log_softmax": "log_softmax(x)",
     "norm": "norm(x)", "dot": "dot(x, x)", "matmul": "matmul(m, x)", "outer": "outer(x, x)",
     "transpose": "transpose(m)", "reshape": "reshape(x, [3, 1])", "concat": "concat([x, x])",
-    "stack": "stack([x, x])",
+    "stack": "stack([x, x])", "var": "var(x)", "std": "std(x)", "cumsum": "cumsum(x)",
 }  # fmt: skip
 CONSTRUCTORS = {"zeros", "ones", "eye", "full", "arange", "linspace", "randn", "rand"}
 

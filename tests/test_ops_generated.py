@@ -216,6 +216,13 @@ TORCH = {
         x.mean() if axis is None else x.mean(dim=axis, keepdim=keepdims)
     ),
     "prod": _prod,
+    "var": lambda t, x, axis=None, keepdims=False, correction=1: t.var(
+        x, dim=axis, keepdim=keepdims, correction=correction
+    ),
+    "std": lambda t, x, axis=None, keepdims=False, correction=1: t.std(
+        x, dim=axis, keepdim=keepdims, correction=correction
+    ),
+    "cumsum": lambda t, x, axis=0: t.cumsum(x, dim=axis),
     "amax": lambda t, x, axis=None, keepdims=False: (
         x.max() if axis is None else t.amax(x, dim=axis, keepdim=keepdims)
     ),

@@ -78,7 +78,7 @@ def _reduction(op, values, params, size):
     return op.forward(value[0], **{**params, "axis": _axis(params.get("axis"), _nd(value))})
 
 
-def _softmax(op, values, params, size):
+def _along_axis(op, values, params, size):
     (value,) = values
     return op.forward(value[0], axis=_axis(params.get("axis", -1), _nd(value)))
 
@@ -152,9 +152,10 @@ def _matmul(op, values, params, size):
 
 
 RULES: dict[str, Callable[..., Any]] = {
-    **{n: _reduction for n in ("sum", "mean", "prod", "amax", "amin", "max_dim", "min_dim",
+    **{n: _reduction for n in ("sum", "mean", "var", "std", "prod", "amax", "amin", "max_dim",
+                               "min_dim",
                                "logsumexp", "norm")},
-    "softmax": _softmax, "log_softmax": _softmax,
+    "softmax": _along_axis, "log_softmax": _along_axis, "cumsum": _along_axis,
     "reshape": _reshape, "unsqueeze": _reshape, "squeeze": _reshape,
     "permute": _permute, "transpose": _transpose, "expand": _expand,
     "index": _index, "unbind": _index, "setitem": _setitem,

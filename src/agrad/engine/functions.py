@@ -25,7 +25,8 @@ PUBLIC = (
     "sign", "sin", "cos", "tan", "arcsin", "arccos", "arctan", "asin", "acos", "atan", "sinh",
     "cosh", "tanh", "sigmoid", "relu", "reciprocal", "clone", "lt", "le", "gt", "ge", "eq",
     "ne", "less", "less_equal", "greater", "greater_equal", "equal", "not_equal",
-    "logical_and", "logical_or", "logical_xor", "logical_not", "sum", "mean", "prod", "amax",
+    "logical_and", "logical_or", "logical_xor", "logical_not", "sum", "mean", "var", "std",
+    "cumsum", "prod", "amax",
     "amin", "max", "min", "argmax", "argmin", "logsumexp", "softmax", "log_softmax", "norm",
     "matmul", "dot", "mm", "mv", "outer", "reshape", "view", "flatten", "permute", "transpose",
     "swapaxes", "t", "expand", "broadcast_to", "unsqueeze", "squeeze", "concat", "cat",
@@ -236,6 +237,46 @@ def _reduce(name: str):
 sum = _reduce("sum")  # noqa: A001
 mean, prod, amax, amin = (_reduce(n) for n in ("mean", "prod", "amax", "amin"))
 _logsumexp = _reduce("logsumexp")
+
+
+def var(
+    x: Any,
+    dim: Any = None,
+    keepdim: Any = None,
+    *,
+    axis: Any = None,
+    keepdims: Any = None,
+    correction: int = 1,
+    unbiased: bool | None = None,
+) -> Tensor:
+    """Variance over ``dim``/``axis``; ``correction=1`` (Bessel's, PyTorch's default)."""
+    c = correction if unbiased is None else int(unbiased)
+    return apply(
+        OP["var"], _first(x), axis=_axis(dim, axis), keepdims=_keep(keepdim, keepdims), correction=c
+    )
+
+
+def std(
+    x: Any,
+    dim: Any = None,
+    keepdim: Any = None,
+    *,
+    axis: Any = None,
+    keepdims: Any = None,
+    correction: int = 1,
+    unbiased: bool | None = None,
+) -> Tensor:
+    """Standard deviation over ``dim``/``axis``; ``correction=1`` as PyTorch's default."""
+    c = correction if unbiased is None else int(unbiased)
+    return apply(
+        OP["std"], _first(x), axis=_axis(dim, axis), keepdims=_keep(keepdim, keepdims), correction=c
+    )
+
+
+def cumsum(x: Any, dim: Any = None, *, axis: Any = None) -> Tensor:
+    """Cumulative sum along ``dim``/``axis`` (PyTorch requires one; NumPy's default is 0 here)."""
+    ax = _axis(dim, axis)
+    return apply(OP["cumsum"], _first(x), axis=0 if ax is None else ax)
 
 
 def logsumexp(

@@ -15,7 +15,7 @@ import numpy as np
 NAMESPACE = (
     "exp", "log", "log1p", "sin", "cos", "sinh", "cosh", "sqrt", "abs", "sign", "sigmoid",
     "where", "sum", "prod", "amax", "broadcast_to", "swapaxes", "matmul", "sum_to",
-    "index_backward", "astype", "permute",
+    "index_backward", "astype", "permute", "cumsum",
 )  # fmt: skip
 
 exp = np.exp
@@ -44,6 +44,10 @@ def prod(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
 
 def amax(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
     return np.amax(x, axis=axis, keepdims=keepdims)
+
+
+def cumsum(x: Any, axis: int = 0) -> np.ndarray:
+    return np.cumsum(x, axis=axis)
 
 
 def astype(x: Any, dtype: Any) -> np.ndarray:

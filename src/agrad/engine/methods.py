@@ -39,7 +39,8 @@ OPERATORS = {
 METHODS = (
     "exp", "log", "log1p", "expm1", "sqrt", "abs", "sign", "sin", "cos", "tan", "arcsin",
     "arccos", "arctan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "sigmoid", "relu",
-    "reciprocal", "square", "neg", "negative", "clone", "sum", "mean", "prod", "amax", "amin",
+    "reciprocal", "square", "neg", "negative", "clone", "sum", "mean", "var", "std", "cumsum",
+    "prod", "amax", "amin",
     "max", "min", "argmax", "argmin", "logsumexp", "softmax", "log_softmax", "norm", "matmul",
     "dot", "mm", "mv", "outer", "reshape", "view", "flatten", "permute", "transpose", "expand",
     "broadcast_to", "unsqueeze", "squeeze", "clip", "clamp", "maximum", "minimum", "pow",

@@ -177,6 +177,18 @@ def _clip(x, min=None, max=None):  # noqa: A002 - the language's keyword names
     return F.clip(_t(x), lo, hi)
 
 
+def _spread(engine: Callable, name: str) -> Callable:
+    def impl(x, axis=None, keepdims=False, correction=1.0):
+        return engine(
+            _t(x),
+            axis=_axis(axis, name),
+            keepdims=as_bool(keepdims, name, "keepdims"),
+            correction=as_int(correction, name, "correction"),
+        )
+
+    return impl
+
+
 def _softmax(engine: Callable, name: str) -> Callable:
     return lambda x, axis=-1: engine(_t(x), axis=as_int(axis, name, "axis"))
 
@@ -287,6 +299,27 @@ TABLE: dict[str, Function] = {
         _reduction("max", F.amax),
         _reduction("min", F.amin),
         _reduction("logsumexp", F.logsumexp),
+        Function(
+            "var",
+            _spread(F.var, "var"),
+            ("x", "axis", "keepdims", "correction"),
+            {"axis": None, "keepdims": False, "correction": 1.0},
+            doc="variance over axis, divided by n - correction",
+        ),
+        Function(
+            "std",
+            _spread(F.std, "std"),
+            ("x", "axis", "keepdims", "correction"),
+            {"axis": None, "keepdims": False, "correction": 1.0},
+            doc="standard deviation over axis, divided by n - correction",
+        ),
+        Function(
+            "cumsum",
+            lambda x, axis=0: F.cumsum(_t(x), axis=as_int(axis, "cumsum", "axis")),
+            ("x", "axis"),
+            {"axis": 0.0},
+            doc="cumulative sum along axis",
+        ),
         Function("softmax", _softmax(F.softmax, "softmax"), ("x", "axis"), {"axis": -1}),
         Function(
             "log_softmax", _softmax(F.log_softmax, "log_softmax"), ("x", "axis"), {"axis": -1}

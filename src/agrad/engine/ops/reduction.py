@@ -53,6 +53,48 @@ def _mean_vjp(ns, g, out, x, axis=None, keepdims=False):
     return (_expand(ns, g, x, axis, out.ndim) / float(count),)
 
 
+def _var_forward(x, axis=None, keepdims=False, correction=1):
+    return np.var(x, axis=axis, keepdims=keepdims, ddof=correction)
+
+
+def _std_forward(x, axis=None, keepdims=False, correction=1):
+    return np.std(x, axis=axis, keepdims=keepdims, ddof=correction)
+
+
+def _centered(ns, x, axis):
+    """x minus its mean over ``axis`` (kept), and the count divided by in the variance."""
+    n = max(math.prod(x.shape), 1) // max(math.prod(reduced_shape(x.shape, axis)), 1)
+    return x - ns.sum(x, axis=axis, keepdims=True) / float(n), n
+
+
+def _var_vjp(ns, g, out, x, axis=None, keepdims=False, correction=1):
+    centered, n = _centered(ns, x, axis)
+    return (_expand(ns, g, x, axis, out.ndim) * centered * (2.0 / (n - correction)),)
+
+
+def _std_vjp(ns, g, out, x, axis=None, keepdims=False, correction=1):
+    centered, n = _centered(ns, x, axis)
+    return (
+        _expand(ns, g, x, axis, out.ndim) * centered / ((n - correction) * _kept(out, x, axis)),
+    )
+
+
+def _cumsum_forward(x, axis=0):
+    return np.cumsum(x, axis=axis)
+
+
+def _cumsum_vjp(ns, g, out, x, axis=0):
+    # d/dx_j of sum_i g_i * cumsum(x)_i = sum of g_i for i >= j: a reversed cumsum of g.
+    ax = normalize_axis(axis, x.ndim, "cumsum") - x.ndim
+    flip = (Ellipsis, slice(None, None, -1)) + (slice(None),) * (-ax - 1)
+    return (ns.cumsum(g[flip], axis=ax)[flip],)
+
+
+def _cumsum_shape(shape, axis=0):
+    normalize_axis(axis, len(shape), "cumsum")
+    return tuple(shape)
+
+
 def _prod_forward(x, axis=None, keepdims=False):
     return np.prod(x, axis=axis, keepdims=keepdims)
 
@@ -190,6 +232,12 @@ register(
        cases=AXIS_CASES),
     Op("min_dim", "MinBackward0", _argmin_forward, _argmin_vjp, _reduce_shape, kink=True,
        cases=AXIS_CASES),
+    Op("var", "VarBackward0", _var_forward, _var_vjp, _reduce_shape, cases=REDUCE_CASES[:5]),
+    Op("std", "StdBackward0", _std_forward, _std_vjp, _reduce_shape, reads_output=True,
+       cases=REDUCE_CASES[:5]),
+    Op("cumsum", "CumsumBackward0", _cumsum_forward, _cumsum_vjp, _cumsum_shape, saves=False,
+       cases=(Case(((2, 3),), {"axis": 0}), Case(((2, 3),), {"axis": -1}),
+              Case(((4,),), {"axis": 0}))),
     Op("logsumexp", "LogsumexpBackward0", kernels.logsumexp, _logsumexp_vjp, _reduce_shape,
        cases=REDUCE_CASES, reads_output=True),
     Op("softmax", "SoftmaxBackward0", kernels.softmax, _softmax_vjp, _softmax_shape,
