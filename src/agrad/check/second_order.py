@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -32,6 +33,9 @@ def check_hessian(
     report = CheckReport(
         True, {}, options.method, eps, atol, rtol, order=2, dtype=np.dtype(session.dtype).name
     )
+    # The numeric side differentiates gradients computed in float64, whatever the program's
+    # dtype: a float32 gradient would drown the differences in rounding.
+    wide = dataclasses.replace(session, dtype=np.dtype(np.float64))
     for name, block in blocks.items():
         t = run.wrt.get(name) if session.wrt else run.env[name]
         if t is None or not session.program.bindable(name):
@@ -41,8 +45,8 @@ def check_hessian(
             )
 
         def gradient(values: np.ndarray, name: str = name) -> np.ndarray:
-            perturbed = session.run({name: values})
-            leaf = session.targets(perturbed)[name]
+            perturbed = wide.run({name: values})
+            leaf = wide.targets(perturbed)[name]
             g = autograd_grad(perturbed.output.reshape(()), [leaf], allow_unused=True)[0]
             return np.zeros(leaf.shape) if g is None else g.data.astype(np.float64)
 

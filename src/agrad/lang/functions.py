@@ -17,6 +17,7 @@ import numpy as np
 
 from ..engine import creation as C
 from ..engine import functions as F
+from ..engine.dtypes import get_default_dtype
 from ..engine.ops.core import broadcast_shape
 from ..engine.ops.linalg import matmul_shape
 from ..engine.tensor import Tensor
@@ -27,12 +28,18 @@ class LangList(list):
     """A bracket literal before it is needed: a list argument or a tensor literal."""
 
 
-def to_tensor(value: Any, where: str = "") -> Tensor:
-    """A language value as a tensor; list literals stack (differentiably) their elements."""
-    if isinstance(value, Tensor):
-        return value
+def to_tensor(value: Any, where: str = "", keep_bool: bool = False) -> Tensor:
+    """A language value as a tensor; list literals stack (differentiably) their elements.
+
+    A comparison's result is a boolean mask: it indexes as a mask (``x[x > 0]``) and,
+    anywhere else, counts as 0/1 floats of the default dtype.
+    """
     if isinstance(value, LangList):
-        return _stack_literal(value, where)
+        value = _stack_literal(value, where)
+    if isinstance(value, Tensor):
+        if value.data.dtype == bool and not keep_bool:
+            return F.astype(value, get_default_dtype())
+        return value
     if isinstance(value, bool):
         return F.as_tensor(float(value))
     return F.as_tensor(value)
@@ -41,6 +48,8 @@ def to_tensor(value: Any, where: str = "") -> Tensor:
 def _stack_literal(items: LangList, where: str) -> Tensor:
     if not items:
         return F.as_tensor(np.zeros((0,)))
+    if all(isinstance(v, bool) for v in items):  # [true, false, true]: a mask
+        return F.as_tensor(np.array(items, dtype=bool))
     parts = [to_tensor(v, where) for v in items]
     shapes = {p.shape for p in parts}
     if len(shapes) > 1:

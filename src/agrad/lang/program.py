@@ -271,8 +271,9 @@ class _Executor:
         raise AgradValueError(f"unknown instruction {kind}")
 
     def binary(self, op: str, a: Any, b: Any) -> Tensor:
-        a = to_tensor(a) if isinstance(a, LangList) else a
-        b = to_tensor(b) if isinstance(b, LangList) else b
+        # Lists become tensors; masks from comparisons take part as 0/1 floats.
+        a = to_tensor(a) if isinstance(a, (LangList, Tensor)) else a
+        b = to_tensor(b) if isinstance(b, (LangList, Tensor)) else b
         sa = a.data.shape if isinstance(a, Tensor) else ()
         sb = b.data.shape if isinstance(b, Tensor) else ()
         if op == "@":
@@ -281,7 +282,7 @@ class _Executor:
         if sa != sb and sa and sb:  # only broadcasting can grow a result beyond its inputs
             self.check_size(math.prod(broadcast_shape(sa, sb)), op)
         if op in _COMPARE:
-            return F.astype(_COMPARE[op](to_tensor(a), b), get_default_dtype())
+            return _COMPARE[op](to_tensor(a), b)
         if not isinstance(a, Tensor) and not isinstance(b, Tensor):
             a = to_tensor(a)
         if not isinstance(a, Tensor):  # scalar OP tensor: the reflected operator
@@ -332,7 +333,7 @@ class _Executor:
             elif item is None or item is Ellipsis:
                 key.append(item)
             else:
-                value = to_tensor(slots[item])
+                value = to_tensor(slots[item], keep_bool=True)
                 key.append(
                     as_int(value, "index", "index") if value.ndim == 0 else np.asarray(value.data)
                 )
