@@ -4,6 +4,7 @@ Each states PyTorch's (or the contract's) behaviour; torch is used where it is t
 from __future__ import annotations
 
 import json
+import warnings
 
 import numpy as np
 import pytest
@@ -232,3 +233,72 @@ def test_grad_fn_class_names_are_pytorchs(torch64):
     ours = [type(t.grad_fn).__name__ for t in build(agrad)]
     theirs = [type(t.grad_fn).__name__ for t in build(torch64)]
     assert ours == theirs
+
+
+# ---- second review ---------------------------------------------------------------------
+
+
+def test_check_with_an_intermediate_in_wrt_moves_what_depends_on_the_input(cli):
+    argv = ["check", "h = x**2; sum(h*h)", "--set", "x=[1.,2]", "--wrt", "x,h"]
+    assert cli(argv).code == 0
+    assert cli([*argv, "--fast"]).code == 0
+
+
+def test_expect_is_refused_with_fast_and_order_two(cli):
+    for extra in (["--fast"], ["--order", "2"]):
+        result = cli(["check", "sum(x**3)", "--set", "x=[1.,2]", "--wrt", "x",
+                      "--expect", "x=3*x", *extra])  # fmt: skip
+        assert result.code == 2 and "--expect" in result.err
+
+
+def test_second_order_check_in_float32_passes_a_correct_hessian(cli):
+    argv = ["check", "sum(x**3)", "--set", "x=[1.,2,3]", "--wrt", "x", "--order", "2",
+            "--dtype", "float32"]  # fmt: skip
+    assert cli(argv).code == 0
+
+
+def test_failing_nan_elements_are_listed(cli):
+    result = cli(["check", "sum(sqrt(x))", "--set", "x=[0.,1]", "--wrt", "x", "--format", "json"])
+    worst = json.loads(result.out)["variables"]["x"]["worst"]
+    assert result.code == 1 and worst[0]["input_index"] == [0]
+
+
+def test_comparison_masks_index_as_masks(cli):
+    def value(program):
+        return json.loads(cli(["eval", program, "--format", "json"]).out)["value"]
+
+    assert value("x = [1., 2, 3]; x[x > 1]") == [2, 3]
+    assert value("x = [1., 2]; x[x > 1] = 0; x") == [1, 0]
+    assert value("x = [1., 2, 3]; x[[true, false, true]]") == [1, 3]
+    assert value("x = [1., 2, 3]; (x > 1) + (x > 2)") == [0, 1, 2]
+    assert value("x = [1., 2, 3]; x[[0, 2]]") == [1, 3]  # integer indices stay integers
+
+
+def test_prod_hessian_at_zeros_matches_torch(torch64):
+    for point in ([1.0, 0.0, 3.0], [2.0, 0.0, 0.0, 3.0]):
+        ours = agrad.autograd.functional.hessian(lambda v: v.prod(), agrad.tensor(point))
+        theirs = torch64.autograd.functional.hessian(lambda v: v.prod(), torch64.tensor(point))
+        np.testing.assert_allclose(ours.data, theirs.numpy())
+
+
+def test_std_and_var_at_degenerate_points_match_torch(torch64):
+    for fn, point in (("std", [2.0, 2.0, 2.0]), ("var", [2.0])):
+        x = agrad.tensor(point, requires_grad=True)
+        xt = torch64.tensor(point, requires_grad=True)
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # both warn that n <= correction: that is the point
+            getattr(x, fn)().backward()
+            getattr(xt, fn)().backward()
+        np.testing.assert_allclose(x.grad.data, xt.grad.numpy())
+
+
+@pytest.mark.parametrize(
+    "program, words",
+    [("x=[1.,2]; x[0] = [1.,2]; x", "cannot be assigned"),
+     ("x=[[1.,2],[3,4]]; x[:, 0] = [7.,8,9]; x", "cannot be assigned"),
+     ("x=[1.,2]; x[5] = 1; x", "out of bounds"),
+     ("[[1.,2],[3]]", "same length")],
+)  # fmt: skip
+def test_bad_assignments_and_literals_are_located(cli, program, words):
+    result = cli(["eval", program])
+    assert result.code == 2 and words in result.err and "line 1, column" in result.err

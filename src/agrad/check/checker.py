@@ -106,9 +106,7 @@ def check(
             else blocks[k].data.astype(np.float64).reshape(out.data.size, t.data.size)
         )
         tape = tapes[k]
-        numeric = differences(
-            tape, base[k], eps, options.method, batched=_block_fn(tape, base[k])
-        )
+        numeric = differences(tape, base[k], eps, options.method, batched=_block_fn(tape, base[k]))
         report.evaluations += numeric.evaluations
         var = compare(name, analytic, numeric, out.shape, t.shape, atol, rtol, options.strict)
         var.unused = blocks[k] is None

@@ -75,7 +75,7 @@ def read_program(program: str | None, file: str | None) -> str:
         if program is not None:
             raise AgradValueError("give the program either as an argument or with --file, not both")
         try:
-            with open(file, encoding="utf-8") as handle:
+            with open(file, encoding="utf-8-sig") as handle:  # a BOM is not part of the program
                 return handle.read()
         except OSError as exc:
             raise AgradValueError(f"--file: cannot read {file!r}: {exc.strerror}") from None

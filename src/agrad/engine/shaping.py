@@ -150,6 +150,8 @@ def index_backward(g: Any, shape: Any, index: Any, advanced: bool = False) -> Te
 def setitem(x: Tensor, key: Any, value: Any) -> None:
     """``x[key] = value``; recorded in the graph (CopySlices) when gradients flow."""
     full, advanced = normalize_index(key, x.ndim)
+    OP["setitem"].shape(x.shape, np.shape(value.data if isinstance(value, Tensor) else value),
+                        index=full, advanced=advanced)  # fmt: skip
     tracked = STATE.enabled and (x._rg or (isinstance(value, Tensor) and value._rg))
     if STATE.enabled and x.grad_fn is None and x._rg:
         raise _autograd_error(INPLACE_VIEW_ERROR)

@@ -223,7 +223,11 @@ class _Executor:
                     instr.column,
                     instr.end_column,
                 ) from None
-        output = to_tensor(slots[self.program.parsed.output])
+        last = instrs[self.program.parsed.output]
+        try:  # the output may be a list literal still to become a tensor
+            output = to_tensor(slots[self.program.parsed.output])
+        except AgradError as exc:
+            raise self.program._located(exc, last.line, last.column, last.end_column) from None
         wrt = {}
         for name in self.wrt:
             t = self.env[name]

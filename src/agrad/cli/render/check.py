@@ -90,7 +90,13 @@ def _check_summary(report: Any) -> str:
             reasons.append(f"{name} (autograd vs finite differences)")
         if v.expect is not None and not v.expect.ok:
             reasons.append(f"{name} (expected formula: {v.expect.verdict()})")
-    return f"check FAILED: {'; '.join(reasons)} ({settings}){kink_note}"
+    hint = ""
+    if report.fast or report.method == "forward":
+        hint = (
+            "; at a point that may be non-differentiable (relu or abs at 0, max at a tie), "
+            "run the default central differences, which tell kinks apart"
+        )
+    return f"check FAILED: {'; '.join(reasons)} ({settings}){kink_note}{hint}"
 
 
 def _csv_row(name: str, e: Any, verdict: str) -> list[str]:

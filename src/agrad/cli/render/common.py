@@ -168,15 +168,17 @@ def matrix_table(title: str, matrix: np.ndarray, rows: tuple, cols: tuple, preci
     m = np.asarray(matrix, dtype=np.float64).reshape(int(np.prod(rows)), int(np.prod(cols)))
     row_labels = [index_label(i) for i in _indices(rows)]
     col_labels = [index_label(i) for i in _indices(cols)]
-    too_big = m.shape[0] > MAX_ROWS or m.shape[1] > MAX_COLS
+    # As many columns as fit the terminal with their digits intact (about 2 + precision + 6).
+    max_cols = max(2, min(MAX_COLS, (console().width - 8) // (precision + 9)))
+    too_big = m.shape[0] > MAX_ROWS or m.shape[1] > max_cols
     caption = _summary("matrix", m, precision) if too_big else None
-    shown_cols = list(range(min(m.shape[1], MAX_COLS)))
-    header = ["", *(col_labels[c] for c in shown_cols)] + (["…"] if m.shape[1] > MAX_COLS else [])
+    shown_cols = list(range(min(m.shape[1], max_cols)))
+    header = ["", *(col_labels[c] for c in shown_cols)] + (["…"] if m.shape[1] > max_cols else [])
     table = _table(title, header, caption)
     for r in _shown(m.shape[0]):
         if r is None:
             table.add_row("…", *["…"] * (len(header) - 1))
             continue
         cells = [number(m[r, c], precision) for c in shown_cols]
-        table.add_row(row_labels[r], *cells, *(["…"] if m.shape[1] > MAX_COLS else []))
+        table.add_row(row_labels[r], *cells, *(["…"] if m.shape[1] > max_cols else []))
     return table

@@ -11,7 +11,9 @@ import math
 
 import numpy as np
 
+from ...errors import AgradValueError
 from .. import kernels
+from ..tensor import Tensor
 from .core import Case, Op, batch_of, kept_shape, normalize_axis, raw, reduced_shape, register
 
 
@@ -69,14 +71,16 @@ def _centered(ns, x, axis):
 
 def _var_vjp(ns, g, out, x, axis=None, keepdims=False, correction=1):
     centered, n = _centered(ns, x, axis)
-    return (_expand(ns, g, x, axis, out.ndim) * centered * (2.0 / (n - correction)),)
+    scale = np.divide(2.0, np.float64(n - correction))  # inf/nan, as PyTorch, when n <= correction
+    return (_expand(ns, g, x, axis, out.ndim) * centered * scale,)
 
 
 def _std_vjp(ns, g, out, x, axis=None, keepdims=False, correction=1):
     centered, n = _centered(ns, x, axis)
-    return (
-        _expand(ns, g, x, axis, out.ndim) * centered / ((n - correction) * _kept(out, x, axis)),
-    )
+    kept = _kept(out, x, axis)
+    zero = raw(kept) == 0  # PyTorch: zero gradient where the deviation is zero
+    denominator = ns.where(zero, 1.0, kept) * np.float64(n - correction)
+    return (_expand(ns, g, x, axis, out.ndim) * ns.where(zero, 0.0, centered / denominator),)
 
 
 def _cumsum_forward(x, axis=0):
@@ -103,6 +107,8 @@ def _prod_vjp(ns, g, out, x, axis=None, keepdims=False):
     # d(prod)/dx_i is the product of the others; written to stay right when zeros occur.
     data = raw(x)
     zero = data == 0
+    if zero.any() and isinstance(x, Tensor):  # recording a graph (create_graph)
+        return (_expand(ns, g, x, axis, out.ndim) * _products_of_others(ns, x, axis),)
     zeros_here = np.sum(zero, axis=axis, keepdims=True)
     safe = ns.where(zero, 1.0, x)
     others_nonzero = ns.prod(safe, axis=axis, keepdims=True)
@@ -110,6 +116,20 @@ def _prod_vjp(ns, g, out, x, axis=None, keepdims=False):
     single = ns.where(zero & (zeros_here == 1), others_nonzero, 0.0)
     local = ns.where(zeros_here == 0, no_zero, single)
     return (_expand(ns, g, x, axis, out.ndim) * local,)
+
+
+def _products_of_others(ns, x, axis):
+    """prod of every other element, as a differentiable expression that stays right at
+    zeros (so second derivatives are too): row j of an n x n matrix holds x with x_j
+    replaced by 1. Quadratic in n, so used only for a recorded graph at a point with zeros."""
+    if axis is not None or math.prod(x.shape) > 4096:
+        raise AgradValueError(
+            "prod: second derivatives at an input that contains zeros are supported for a "
+            "product over all elements (up to 4,096 of them)"
+        )
+    n = math.prod(x.shape)
+    rows = ns.where(np.eye(n, dtype=bool), 1.0, x.reshape((1, n)))
+    return ns.prod(rows, axis=-1).reshape(tuple(x.shape))
 
 
 def _amax_forward(x, axis=None, keepdims=False):

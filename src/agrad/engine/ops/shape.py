@@ -237,6 +237,9 @@ def _index_backward_shape(in_shape, shape, index, advanced):
 
 def _setitem_shape(old, value, index, advanced):
     target = _index_shape(old, index, advanced)
+    value = tuple(value)
+    while len(value) > len(target) and value[0] == 1:  # NumPy drops leading 1s on assignment
+        value = value[1:]
     try:
         np.broadcast_to(np.empty(value, dtype=np.int8), target)
     except ValueError:
