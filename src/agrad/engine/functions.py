@@ -239,38 +239,29 @@ mean, prod, amax, amin = (_reduce(n) for n in ("mean", "prod", "amax", "amin"))
 _logsumexp = _reduce("logsumexp")
 
 
-def var(
-    x: Any,
-    dim: Any = None,
-    keepdim: Any = None,
-    *,
-    axis: Any = None,
-    keepdims: Any = None,
-    correction: int = 1,
-    unbiased: bool | None = None,
-) -> Tensor:
-    """Variance over ``dim``/``axis``; ``correction=1`` (Bessel's, PyTorch's default)."""
-    c = correction if unbiased is None else int(unbiased)
-    return apply(
-        OP["var"], _first(x), axis=_axis(dim, axis), keepdims=_keep(keepdim, keepdims), correction=c
-    )
+def _spread(name: str, what: str):
+    op = OP[name]
+
+    def fn(
+        x: Any,
+        dim: Any = None,
+        keepdim: Any = None,
+        *,
+        axis: Any = None,
+        keepdims: Any = None,
+        correction: int = 1,
+        unbiased: bool | None = None,
+    ) -> Tensor:
+        c = correction if unbiased is None else int(unbiased)
+        return apply(op, _first(x), axis=_axis(dim, axis), keepdims=_keep(keepdim, keepdims),
+                     correction=c)  # fmt: skip
+
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"{what} over ``dim``/``axis``, divided by n - correction (1, as PyTorch)."
+    return fn
 
 
-def std(
-    x: Any,
-    dim: Any = None,
-    keepdim: Any = None,
-    *,
-    axis: Any = None,
-    keepdims: Any = None,
-    correction: int = 1,
-    unbiased: bool | None = None,
-) -> Tensor:
-    """Standard deviation over ``dim``/``axis``; ``correction=1`` as PyTorch's default."""
-    c = correction if unbiased is None else int(unbiased)
-    return apply(
-        OP["std"], _first(x), axis=_axis(dim, axis), keepdims=_keep(keepdim, keepdims), correction=c
-    )
+var, std = _spread("var", "Variance"), _spread("std", "Standard deviation")
 
 
 def cumsum(x: Any, dim: Any = None, *, axis: Any = None) -> Tensor:

@@ -186,16 +186,14 @@ def _clip(x, min=None, max=None):  # noqa: A002 - the language's keyword names
     return F.clip(_t(x), lo, hi)
 
 
-def _spread(engine: Callable, name: str) -> Callable:
+def _spread_function(name: str, engine: Callable, doc: str) -> Function:
     def impl(x, axis=None, keepdims=False, correction=1.0):
-        return engine(
-            _t(x),
-            axis=_axis(axis, name),
-            keepdims=as_bool(keepdims, name, "keepdims"),
-            correction=as_int(correction, name, "correction"),
-        )
+        return engine(_t(x), axis=_axis(axis, name), keepdims=as_bool(keepdims, name, "keepdims"),
+                      correction=as_int(correction, name, "correction"))  # fmt: skip
 
-    return impl
+    params = ("x", "axis", "keepdims", "correction")
+    return Function(name, impl, params, {"axis": None, "keepdims": False, "correction": 1.0},
+                    doc=doc)  # fmt: skip
 
 
 def _softmax(engine: Callable, name: str) -> Callable:
@@ -328,20 +326,8 @@ TABLE: dict[str, Function] = {
         _reduction("max", F.amax),
         _reduction("min", F.amin),
         _reduction("logsumexp", F.logsumexp),
-        Function(
-            "var",
-            _spread(F.var, "var"),
-            ("x", "axis", "keepdims", "correction"),
-            {"axis": None, "keepdims": False, "correction": 1.0},
-            doc="variance over axis, divided by n - correction",
-        ),
-        Function(
-            "std",
-            _spread(F.std, "std"),
-            ("x", "axis", "keepdims", "correction"),
-            {"axis": None, "keepdims": False, "correction": 1.0},
-            doc="standard deviation over axis, divided by n - correction",
-        ),
+        _spread_function("var", F.var, "variance over axis, divided by n - correction"),
+        _spread_function("std", F.std, "standard deviation over axis, divided by n - correction"),
         Function(
             "cumsum",
             lambda x, axis=0: F.cumsum(_t(x), axis=as_int(axis, "cumsum", "axis")),
