@@ -302,3 +302,53 @@ def test_std_and_var_at_degenerate_points_match_torch(torch64):
 def test_bad_assignments_and_literals_are_located(cli, program, words):
     result = cli(["eval", program])
     assert result.code == 2 and words in result.err and "line 1, column" in result.err
+
+
+# ---- third review: Python API parity --------------------------------------------------------
+
+
+def test_python_api_details_match_torch(torch64):
+    for lib in (agrad, torch64):
+        x = lib.tensor([1.5, 2.5], requires_grad=True)
+        (x.int().float() * x).sum().backward()  # integer casts carry no gradient
+        assert x.grad.tolist() == [1.0, 2.0]
+        assert tuple(lib.arange(24.0).reshape(2, 3, 4).mT.shape) == (2, 4, 3)
+        assert lib.equal(lib.tensor([1.0, 2.0]), lib.tensor([1.0, 2.0])) is True
+        with pytest.raises(RuntimeError, match="view size is not compatible"):
+            lib.zeros(2, 3).t().view(6)
+        assert str(lib.full((2,), 7).dtype).endswith("int64")
+        assert str(lib.full((2,), True).dtype).endswith("bool")
+        assert f"{lib.tensor(3)} {lib.tensor(2.5):.2f}" == "3 2.50"
+        with pytest.raises(TypeError):
+            lib.optim.SGD(lib.tensor([1.0], requires_grad=True), lr=1)
+        with pytest.raises(RuntimeError):
+            lib.tensor([1, 2]).mean()
+        with pytest.raises(RuntimeError):
+            lib.tensor([1.0, 2.0]).item()
+
+
+def test_optimizer_closure_runs_with_grad_enabled():
+    w = agrad.tensor([1.0, 2.0], requires_grad=True)
+    opt = agrad.optim.SGD([w], lr=0.1)
+
+    def closure():
+        opt.zero_grad()
+        loss = (w**2).sum()
+        loss.backward()
+        return loss
+
+    assert float(opt.step(closure)) == 5.0
+    assert w.data.tolist() == pytest.approx([0.8, 1.6])  # w - 0.1 * 2w
+
+
+def test_grad_mode_decorators_without_parentheses_and_requires_grad_noop():
+    @agrad.no_grad
+    def double(z):
+        return z * 2
+
+    w = agrad.tensor([1.0], requires_grad=True)
+    assert double(w).requires_grad is False
+    y = (w * 2).requires_grad_(True)  # already requires grad: a no-op, as in PyTorch
+    assert y.requires_grad and not y.is_leaf
+    with pytest.raises(RuntimeError, match="cannot be empty"):
+        (w * 2).sum().backward(inputs=[])

@@ -318,6 +318,10 @@ def backward(
         retain_graph = create_graph
     if inputs is not None:
         wanted = _as_list(inputs)
+        if not wanted:
+            raise AgradAutogradError("'inputs' argument to backward() cannot be empty.")
+        if any(not t.requires_grad for t in wanted):
+            raise AgradAutogradError("One of the differentiated Tensors does not require grad")
         grads = run_backward(
             outputs, _as_list(grad_tensors), retain_graph, create_graph, inputs=wanted
         )

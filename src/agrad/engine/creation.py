@@ -58,6 +58,10 @@ def empty(*size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
 
 def full(size: Any, fill_value: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
     value = fill_value.item() if isinstance(fill_value, Tensor) else fill_value
+    if dtype is None and isinstance(value, (bool, np.bool_)):  # PyTorch infers the dtype
+        dtype = np.dtype(bool)
+    elif dtype is None and isinstance(value, (int, np.integer)):
+        dtype = np.dtype(np.int64)
     return _leaf(np.full(_shape_args((size,)), value, _float_dtype(dtype)), requires_grad)
 
 

@@ -16,7 +16,7 @@ import numpy as np
 from ..errors import AgradShapeError, AgradValueError
 from .dtypes import get_default_dtype, to_dtype
 from .ops import TABLE, apply
-from .tensor import Tensor, _to_data, wrap
+from .tensor import Tensor, _autograd_error, _to_data, wrap
 
 # What `agrad` re-exports (agrad.exp, agrad.sum, ...).
 PUBLIC = (
@@ -184,7 +184,15 @@ def _compare(name: str):
 
 
 lt, le, gt, ge, eq, ne = (_compare(n) for n in ("lt", "le", "gt", "ge", "eq", "ne"))
-less, less_equal, greater, greater_equal, equal, not_equal = lt, le, gt, ge, eq, ne
+less, less_equal, greater, greater_equal, not_equal = lt, le, gt, ge, ne
+
+
+def equal(a: Any, b: Any) -> bool:
+    """True when both have the same shape and elements (torch.equal: a Python bool)."""
+    a, b = _first(a), _first(b)
+    return a.shape == b.shape and bool(np.array_equal(a.data, b.data))
+
+
 logical_and, logical_or, logical_xor = (
     _compare(n) for n in ("logical_and", "logical_or", "logical_xor")
 )
@@ -235,7 +243,29 @@ def _reduce(name: str):
 
 
 sum = _reduce("sum")  # noqa: A001
-mean, prod, amax, amin = (_reduce(n) for n in ("mean", "prod", "amax", "amin"))
+prod, amax, amin = (_reduce(n) for n in ("prod", "amax", "amin"))
+_mean = _reduce("mean")
+
+
+def mean(
+    x: Any,
+    dim: Any = None,
+    keepdim: Any = None,
+    *,
+    axis: Any = None,
+    keepdims: Any = None,
+    dtype: Any = None,
+) -> Tensor:
+    """The mean over ``dim``/``axis``; like PyTorch, integer tensors need a float ``dtype``."""
+    x = _first(x)
+    if dtype is None and x.dtype.kind not in "fc":
+        raise _autograd_error(
+            "mean(): could not infer output dtype. Input dtype must be either a floating point "
+            f"or complex dtype. Got: {x.dtype.name}"
+        )
+    return _mean(x, dim, keepdim, axis=axis, keepdims=keepdims, dtype=dtype)
+
+
 _logsumexp = _reduce("logsumexp")
 
 

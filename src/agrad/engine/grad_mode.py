@@ -61,9 +61,14 @@ def _decorated(fn: F, mode: bool) -> F:
 
 
 class _GradModeContext:
-    """Base for no_grad / enable_grad: context manager and decorator."""
+    """Base for no_grad / enable_grad: context manager and decorator (with or without
+    parentheses: ``@no_grad()`` and ``@no_grad`` both work, as in PyTorch)."""
 
     mode = True
+
+    def __new__(cls, fn: Any = None) -> Any:
+        context = super().__new__(cls)
+        return context if fn is None else context(fn)
 
     def __enter__(self) -> None:
         self.prev = STATE.enabled

@@ -68,6 +68,12 @@ def _abs(self: Tensor) -> Tensor:
     return F.abs(self)
 
 
+def _mT(self: Tensor) -> Tensor:
+    if self.ndim < 2:
+        raise F.AgradShapeError("tensor.mT is only supported on matrices or batches of matrices")
+    return F.transpose(self, -2, -1)
+
+
 def _T(self: Tensor) -> Tensor:
     return F.transpose(self)
 
@@ -128,7 +134,7 @@ def install() -> None:
         setattr(Tensor, name, _inplace(fn))
     extra = {
         "__rpow__": _rpow, "__rmatmul__": _rmatmul, "__neg__": _neg, "__pos__": _pos,
-        "__abs__": _abs, "T": property(_T), "mT": property(_T), "t": _t, "to": _to,
+        "__abs__": _abs, "T": property(_T), "mT": property(_mT), "t": _t, "to": _to,
         "type": _to, "view_as": _view_as, "reshape_as": _view_as, "expand_as": _expand_as,
         "clamp_": _clamp_, "clip_": _clamp_, "float": _cast("float32"),
         "double": _cast("float64"), "long": _cast("int64"), "int": _cast("int32"),

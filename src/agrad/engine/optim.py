@@ -7,14 +7,27 @@ from typing import Any
 
 import numpy as np
 
-from .grad_mode import no_grad
+from .grad_mode import enable_grad, no_grad
 from .tensor import Tensor, bump_version
+
+
+def _evaluate(closure: Any) -> Any:
+    """Run a step's closure (which recomputes the loss and calls backward) with grad on."""
+    if closure is None:
+        return None
+    with enable_grad():
+        return closure()
 
 
 class Optimizer:
     """Base: parameter groups, per-parameter state, and zero_grad()."""
 
     def __init__(self, params: Any, defaults: dict[str, Any]) -> None:
+        if isinstance(params, Tensor):
+            raise TypeError(
+                "params argument given to the optimizer should be an iterable of Tensors or "
+                "dicts, but got agrad.Tensor"
+            )
         params = list(params)
         if not params:
             raise ValueError("optimizer got an empty parameter list")
@@ -76,9 +89,13 @@ class SGD(Optimizer):
             ),
         )
 
-    @no_grad()
     def step(self, closure: Any = None) -> Any:
-        loss = closure() if closure is not None else None
+        loss = _evaluate(closure)
+        with no_grad():
+            self._update()
+        return loss
+
+    def _update(self) -> None:
         for group in self.param_groups:
             lr, mom, damp = group["lr"], group["momentum"], group["dampening"]
             for p, g, state in self._params_with_grad(group):
@@ -92,7 +109,6 @@ class SGD(Optimizer):
                     g = g + mom * buf if group["nesterov"] else buf
                 p.data -= lr * g
                 bump_version(p)
-        return loss
 
 
 class Adam(Optimizer):
@@ -123,9 +139,13 @@ class Adam(Optimizer):
             ),
         )
 
-    @no_grad()
     def step(self, closure: Any = None) -> Any:
-        loss = closure() if closure is not None else None
+        loss = _evaluate(closure)
+        with no_grad():
+            self._update()
+        return loss
+
+    def _update(self) -> None:
         for group in self.param_groups:
             beta1, beta2 = group["betas"]
             for p, g, state in self._params_with_grad(group):
@@ -148,7 +168,6 @@ class Adam(Optimizer):
                 denom = np.sqrt(v) / np.sqrt(bias2) + group["eps"]
                 p.data -= (group["lr"] / bias1) * (m / denom)
                 bump_version(p)
-        return loss
 
 
 __all__ = ["Optimizer", "SGD", "Adam", "Tensor"]

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import AgradValueError
+from ..errors import AgradShapeError, AgradValueError
 from .dtypes import to_dtype
 from .functions import OP, _axis, _first, _operand
 from .grad_mode import STATE
@@ -33,7 +33,16 @@ def reshape(x: Any, *shape: Any) -> Tensor:
     return apply(OP["reshape"], x, shape=target)
 
 
-view = reshape
+def view(x: Any, *shape: Any) -> Tensor:
+    """``reshape`` for a tensor whose elements are laid out in order (PyTorch's view
+    refuses others, e.g. a transpose: use reshape, which copies)."""
+    x = _first(x)
+    if not x.data.flags.c_contiguous and x.data.size > 1:
+        raise AgradShapeError(
+            "view size is not compatible with input tensor's size and stride (at least one "
+            "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
+        )
+    return reshape(x, *shape)
 
 
 def flatten(x: Any) -> Tensor:
@@ -59,6 +68,8 @@ swapaxes = transpose
 
 def t(x: Any) -> Tensor:
     x = _first(x)
+    if x.ndim > 2:
+        raise AgradShapeError(f"t() expects a tensor with <= 2 dimensions, but self is {x.ndim}D")
     return x if x.ndim < 2 else transpose(x, 0, 1)
 
 
@@ -116,7 +127,11 @@ def stack(tensors: Any, dim: Any = None, *, axis: Any = None) -> Tensor:
 
 def astype(x: Any, dtype: Any) -> Tensor:
     x, dtype = _first(x), to_dtype(dtype)
-    return x if x.dtype == dtype else apply(OP["astype"], x, dtype=dtype)
+    if x.dtype == dtype:
+        return x
+    if dtype.kind not in "fc":  # integers and booleans carry no gradient (as in PyTorch)
+        return wrap(x.data.astype(dtype))
+    return apply(OP["astype"], x, dtype=dtype)
 
 
 def sum_to(x: Any, shape: Any) -> Tensor:

@@ -93,6 +93,8 @@ class Tensor:
     @requires_grad.setter
     def requires_grad(self, flag: bool) -> None:
         if self.grad_fn is not None:
+            if flag:
+                return  # already requires grad: nothing to change (as PyTorch)
             msg = "you can only change requires_grad flags of leaf variables."
             if not flag:
                 msg += (
@@ -202,7 +204,7 @@ class Tensor:
 
     def item(self) -> Any:
         if self.data.size != 1:
-            raise F.AgradValueError(
+            raise _autograd_error(
                 f"a Tensor with {self.data.size} elements cannot be converted to Scalar"
             )
         return self.data.item()
@@ -254,7 +256,7 @@ class Tensor:
         return printing.tensor_repr(self)
 
     def __format__(self, spec: str) -> str:
-        if self.data.ndim == 0 and spec:
+        if self.data.ndim == 0:  # as PyTorch: a 0-d tensor formats as its number
             return format(self.data.item(), spec)
         return repr(self)
 
