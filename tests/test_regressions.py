@@ -352,3 +352,18 @@ def test_grad_mode_decorators_without_parentheses_and_requires_grad_noop():
     assert y.requires_grad and not y.is_leaf
     with pytest.raises(RuntimeError, match="cannot be empty"):
         (w * 2).sum().backward(inputs=[])
+
+
+def test_flatten_dims_alpha_any_all_randint_match_torch(torch64):
+    for lib in (agrad, torch64):
+        x = lib.arange(24.0).reshape(2, 3, 4)
+        assert tuple(x.flatten(1).shape) == (2, 12)
+        assert tuple(x.flatten(0, 1).shape) == (6, 4)
+        a = lib.tensor([1.0, 2.0], requires_grad=True)
+        b = lib.tensor([3.0, 4.0], requires_grad=True)
+        y = a.add(b, alpha=2)  # a + 2b
+        y.sum().backward()
+        assert y.tolist() == [7.0, 10.0] and b.grad.tolist() == [2.0, 2.0]
+        assert bool(lib.tensor([0.0, 1.0]).any()) and not bool(lib.tensor([0.0, 1.0]).all())
+        r = lib.randint(0, 5, (50,))
+        assert str(r.dtype).endswith("int64") and 0 <= int(r.min()) and int(r.max()) < 5

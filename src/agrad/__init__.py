@@ -25,6 +25,7 @@ from .engine.creation import (
     ones_like,
     rand,
     rand_like,
+    randint,
     randn,
     randn_like,
     seed,
@@ -56,6 +57,6 @@ __all__ = [
     "AgradValueError", "Tensor", "arange", "as_tensor", "autograd", "empty", "empty_like",
     "enable_grad", "eye", "from_numpy", "full", "full_like", "get_default_dtype",
     "is_grad_enabled", "linspace", "manual_seed", "no_grad", "ones", "ones_like", "optim",
-    "rand", "rand_like", "randn", "randn_like", "seed", "set_default_dtype",
+    "rand", "rand_like", "randint", "randn", "randn_like", "seed", "set_default_dtype",
     "set_grad_enabled", "tensor", "zeros", "zeros_like", *_functions.PUBLIC,
 ]  # fmt: skip

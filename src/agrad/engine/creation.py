@@ -99,6 +99,21 @@ def randn(
     return _leaf(data, requires_grad)
 
 
+def randint(
+    low: Any,
+    high: Any = None,
+    size: Any = (),
+    dtype: Any = None,
+    requires_grad: bool = False,
+    generator: Any = None,
+) -> Tensor:
+    """Random integers in [low, high) (``randint(high, size)`` starts at 0), int64."""
+    if high is None:
+        low, high = 0, low
+    data = _RNG[0].integers(int(low), int(high), _shape_args((size,)))
+    return _leaf(data.astype(dtype or np.int64), requires_grad)
+
+
 def rand(
     *size: Any, dtype: Any = None, requires_grad: bool = False, generator: Any = None
 ) -> Tensor:

@@ -26,11 +26,10 @@ PUBLIC = (
     "cosh", "tanh", "sigmoid", "relu", "reciprocal", "clone", "lt", "le", "gt", "ge", "eq",
     "ne", "less", "less_equal", "greater", "greater_equal", "equal", "not_equal",
     "logical_and", "logical_or", "logical_xor", "logical_not", "sum", "mean", "var", "std",
-    "cumsum", "prod", "amax",
-    "amin", "max", "min", "argmax", "argmin", "logsumexp", "softmax", "log_softmax", "norm",
-    "matmul", "dot", "mm", "mv", "outer", "reshape", "view", "flatten", "permute", "transpose",
-    "swapaxes", "t", "expand", "broadcast_to", "unsqueeze", "squeeze", "concat", "cat",
-    "concatenate", "stack", "astype", "unbind",
+    "cumsum", "prod", "amax", "amin", "max", "min", "argmax", "argmin", "logsumexp", "any",
+    "all", "softmax", "log_softmax", "norm", "matmul", "dot", "mm", "mv", "outer", "reshape",
+    "view", "flatten", "permute", "transpose", "swapaxes", "t", "expand", "broadcast_to",
+    "unsqueeze", "squeeze", "concat", "cat", "concatenate", "stack", "astype", "unbind",
 )  # fmt: skip
 __all__ = list(PUBLIC)
 
@@ -89,7 +88,13 @@ def _pair(a: Any, b: Any) -> tuple[Tensor, Any]:
 def _binary(name: str):
     op = OP[name]
 
-    def fn(a: Any, b: Any) -> Tensor:
+    scalable = name in ("add", "sub")  # PyTorch's alpha: a + alpha * b
+
+    def fn(a: Any, b: Any, *, alpha: Any = 1) -> Tensor:
+        if alpha != 1:
+            if not scalable:
+                raise TypeError(f"{name}() got an unexpected keyword argument 'alpha'")
+            b = mul(b, alpha) if isinstance(b, Tensor) else b * alpha
         if type(a) is Tensor:  # the common cases skip the promotion rules
             kind = type(b)
             if kind is float or kind is int or (kind is Tensor and b.data.dtype == a.data.dtype):
@@ -328,6 +333,16 @@ def _extreme(name: str, pair_op: str, pick: Any, elementwise: Any):
 
 max = _extreme("max", "max_dim", np.argmax, maximum)  # noqa: A001
 min = _extreme("min", "min_dim", np.argmin, minimum)  # noqa: A001
+
+
+def any(x: Any, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A001
+    """Whether any element is nonzero (over ``dim``): a boolean tensor, no gradient."""
+    return wrap(np.asarray(np.any(_first(x).data, axis=dim, keepdims=keepdim)))
+
+
+def all(x: Any, dim: Any = None, keepdim: bool = False) -> Tensor:  # noqa: A001
+    """Whether every element is nonzero (over ``dim``): a boolean tensor, no gradient."""
+    return wrap(np.asarray(np.all(_first(x).data, axis=dim, keepdims=keepdim)))
 
 
 def argmax(x: Any, dim: Any = None, keepdim: bool = False) -> Tensor:

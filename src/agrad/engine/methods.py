@@ -40,11 +40,11 @@ METHODS = (
     "exp", "log", "log1p", "expm1", "sqrt", "abs", "sign", "sin", "cos", "tan", "arcsin",
     "arccos", "arctan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "sigmoid", "relu",
     "reciprocal", "square", "neg", "negative", "clone", "sum", "mean", "var", "std", "cumsum",
-    "prod", "amax", "amin",
-    "max", "min", "argmax", "argmin", "logsumexp", "softmax", "log_softmax", "norm", "matmul",
-    "dot", "mm", "mv", "outer", "reshape", "view", "flatten", "permute", "transpose", "expand",
-    "broadcast_to", "unsqueeze", "squeeze", "clip", "clamp", "maximum", "minimum", "pow",
-    "add", "sub", "mul", "div", "lt", "le", "gt", "ge", "eq", "ne", "softplus",
+    "prod", "amax", "amin", "max", "min", "argmax", "argmin", "any", "all", "logsumexp",
+    "softmax", "log_softmax", "norm", "matmul", "dot", "mm", "mv", "outer", "reshape", "view",
+    "flatten", "permute", "transpose", "expand", "broadcast_to", "unsqueeze", "squeeze",
+    "clip", "clamp", "maximum", "minimum", "pow", "add", "sub", "mul", "div", "lt", "le", "gt",
+    "ge", "eq", "ne", "softplus",
 )  # fmt: skip
 
 

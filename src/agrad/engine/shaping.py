@@ -45,8 +45,14 @@ def view(x: Any, *shape: Any) -> Tensor:
     return reshape(x, *shape)
 
 
-def flatten(x: Any) -> Tensor:
-    return reshape(x, -1)
+def flatten(x: Any, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    """Dimensions ``start_dim`` through ``end_dim`` merged into one (all of them by default)."""
+    x = _first(x)
+    if x.ndim == 0:
+        return reshape(x, 1)
+    start, end = start_dim % x.ndim, end_dim % x.ndim
+    merged = int(np.prod(x.shape[start : end + 1]))
+    return reshape(x, (*x.shape[:start], merged, *x.shape[end + 1 :]))
 
 
 def permute(x: Any, axes: Any, *more: Any) -> Tensor:
