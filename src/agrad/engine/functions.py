@@ -225,7 +225,7 @@ def _keep(keepdim: Any, keepdims: Any) -> bool:
     return bool(keepdims if keepdim is None else keepdim)
 
 
-def _reduce(name: str):
+def _reduce(name: str, float_only: bool = False):
     op = OP[name]
 
     def fn(
@@ -240,6 +240,11 @@ def _reduce(name: str):
         x = _first(x)
         if dtype is not None:
             x = astype(x, dtype)
+        elif float_only and x.dtype.kind not in "fc":  # PyTorch will not guess a float dtype
+            raise _autograd_error(
+                f"{name}(): could not infer output dtype. Input dtype must be either a floating "
+                f"point or complex dtype. Got: {x.dtype.name}"
+            )
         return apply(op, x, axis=_axis(dim, axis), keepdims=_keep(keepdim, keepdims))
 
     fn.__name__ = fn.__qualname__ = name
@@ -248,30 +253,8 @@ def _reduce(name: str):
 
 
 sum = _reduce("sum")  # noqa: A001
-prod, amax, amin = (_reduce(n) for n in ("prod", "amax", "amin"))
-_mean = _reduce("mean")
-
-
-def mean(
-    x: Any,
-    dim: Any = None,
-    keepdim: Any = None,
-    *,
-    axis: Any = None,
-    keepdims: Any = None,
-    dtype: Any = None,
-) -> Tensor:
-    """The mean over ``dim``/``axis``; like PyTorch, integer tensors need a float ``dtype``."""
-    x = _first(x)
-    if dtype is None and x.dtype.kind not in "fc":
-        raise _autograd_error(
-            "mean(): could not infer output dtype. Input dtype must be either a floating point "
-            f"or complex dtype. Got: {x.dtype.name}"
-        )
-    return _mean(x, dim, keepdim, axis=axis, keepdims=keepdims, dtype=dtype)
-
-
-_logsumexp = _reduce("logsumexp")
+prod, amax, amin, logsumexp = (_reduce(n) for n in ("prod", "amax", "amin", "logsumexp"))
+mean = _reduce("mean", float_only=True)
 
 
 def _spread(name: str, what: str):
@@ -303,12 +286,6 @@ def cumsum(x: Any, dim: Any = None, *, axis: Any = None) -> Tensor:
     """Cumulative sum along ``dim``/``axis`` (PyTorch requires one; NumPy's default is 0 here)."""
     ax = _axis(dim, axis)
     return apply(OP["cumsum"], _first(x), axis=0 if ax is None else ax)
-
-
-def logsumexp(
-    x: Any, dim: Any = None, keepdim: Any = None, *, axis: Any = None, keepdims: Any = None
-) -> Tensor:
-    return _logsumexp(x, dim, keepdim, axis=axis, keepdims=keepdims)
 
 
 def _extreme(name: str, pair_op: str, pick: Any, elementwise: Any):

@@ -49,6 +49,17 @@ class Optimizer:
                 else:
                     p._grad.data = np.zeros_like(p._grad.data)
 
+    def step(self, closure: Any = None) -> Any:
+        """One update of every parameter that has a gradient; ``closure`` (recomputing the
+        loss and calling backward) runs first, with grad enabled, as in PyTorch."""
+        loss = _evaluate(closure)
+        with no_grad():
+            self._update()
+        return loss
+
+    def _update(self) -> None:
+        raise NotImplementedError
+
     def _params_with_grad(self, group: dict[str, Any]):
         for p in group["params"]:
             if p._grad is not None:
@@ -88,12 +99,6 @@ class SGD(Optimizer):
                 maximize=maximize,
             ),
         )
-
-    def step(self, closure: Any = None) -> Any:
-        loss = _evaluate(closure)
-        with no_grad():
-            self._update()
-        return loss
 
     def _update(self) -> None:
         for group in self.param_groups:
@@ -138,12 +143,6 @@ class Adam(Optimizer):
                 maximize=maximize,
             ),
         )
-
-    def step(self, closure: Any = None) -> Any:
-        loss = _evaluate(closure)
-        with no_grad():
-            self._update()
-        return loss
 
     def _update(self) -> None:
         for group in self.param_groups:

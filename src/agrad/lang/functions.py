@@ -186,6 +186,11 @@ def _clip(x, min=None, max=None):  # noqa: A002 - the language's keyword names
     return F.clip(_t(x), lo, hi)
 
 
+def _elementwise_pair(name: str, engine: Callable, doc: str) -> Function:
+    return Function(name, lambda a, b: engine(_t(a), _t(b)), ("a", "b"), size=_broadcast_size,
+                    doc=doc)  # fmt: skip
+
+
 def _spread_function(name: str, engine: Callable, doc: str) -> Function:
     def impl(x, axis=None, keepdims=False, correction=1.0):
         return engine(_t(x), axis=_axis(axis, name), keepdims=as_bool(keepdims, name, "keepdims"),
@@ -292,19 +297,11 @@ TABLE: dict[str, Function] = {
             {"beta": 1.0, "threshold": 20.0},
             doc="log(1 + exp(beta*x))/beta, linear above threshold",
         ),
-        Function(
-            "maximum",
-            lambda a, b: F.maximum(_t(a), _t(b)),
-            ("a", "b"),
-            size=_broadcast_size,
-            doc="elementwise maximum (the gradient is shared at ties)",
+        _elementwise_pair(
+            "maximum", F.maximum, "elementwise maximum (the gradient is shared at ties)"
         ),
-        Function(
-            "minimum",
-            lambda a, b: F.minimum(_t(a), _t(b)),
-            ("a", "b"),
-            size=_broadcast_size,
-            doc="elementwise minimum (the gradient is shared at ties)",
+        _elementwise_pair(
+            "minimum", F.minimum, "elementwise minimum (the gradient is shared at ties)"
         ),
         Function(
             "clip",
