@@ -71,40 +71,23 @@ def describe(
                 node is output.grad_fn,
             )
         )
+
+    def input_node(t: Tensor, label: str, kind: str) -> str:
+        """The id of a leaf or constant input, adding its node the first time it is met."""
+        if id(t) not in ids:
+            ids[id(t)] = f"n{len(ids)}"
+            graph.nodes.append(GraphNode(ids[id(t)], label, kind, tuple(t.shape),
+                                         kind == "leaf", True, names.get(id(t))))  # fmt: skip
+        return ids[id(t)]
+
     for node in order:
         for x, child in zip(node.inputs, node.next, strict=True):
             if isinstance(child, Node):
                 source = ids[id(child)]
             elif child is not None:
-                source = ids.get(id(child))
-                if source is None:
-                    source = ids[id(child)] = f"n{len(ids)}"
-                    graph.nodes.append(
-                        GraphNode(
-                            source,
-                            "AccumulateGrad",
-                            "leaf",
-                            tuple(child.shape),
-                            True,
-                            True,
-                            names.get(id(child)),
-                        )
-                    )
+                source = input_node(child, "AccumulateGrad", "leaf")
             elif constants and isinstance(x, Tensor):
-                source = ids.get(id(x))
-                if source is None:
-                    source = ids[id(x)] = f"n{len(ids)}"
-                    graph.nodes.append(
-                        GraphNode(
-                            source,
-                            "constant",
-                            "constant",
-                            tuple(x.shape),
-                            False,
-                            True,
-                            names.get(id(x)),
-                        )
-                    )
+                source = input_node(x, "constant", "constant")
             else:
                 continue
             graph.edges.append((source, ids[id(node)]))
