@@ -15,7 +15,7 @@ app = typer.Typer(
     name="agrad",
     help="Autograd calculator and gradient checker: values, gradients, Jacobians, Hessians "
     "and finite-difference checks of tensor expressions, with PyTorch's semantics.",
-    add_completion=False,
+    add_completion=True,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
@@ -55,7 +55,10 @@ SetOpt = Annotated[
 WrtOpt = Annotated[
     list[str] | None,
     typer.Option(
-        "--wrt", help="Variables to differentiate with respect to, e.g. w,b.", metavar="NAMES"
+        "--wrt",
+        help="Variables to differentiate with respect to, e.g. w,b (default: the leaves "
+        "the program marks requires_grad=true).",
+        metavar="NAMES",
     ),
 ]
 FormatOpt = Annotated[Format, typer.Option("--format", help="Output format.")]
@@ -71,23 +74,26 @@ LimitOpt = Annotated[
 
 def read_program(program: str | None, file: str | None) -> str:
     """The program text from the argument, standard input ('-') or --file."""
+    from ..files import read_stream, read_text
+
     if file is not None:
         if program is not None:
             raise AgradValueError("give the program either as an argument or with --file, not both")
-        try:
-            with open(file, encoding="utf-8-sig") as handle:  # a BOM is not part of the program
-                return handle.read()
-        except OSError as exc:
-            raise AgradValueError(f"--file: cannot read {file!r}: {exc.strerror}") from None
-        except UnicodeDecodeError:
-            raise AgradValueError(f"--file: {file!r} is not UTF-8 text") from None
+        return read_text(file, "--file")
     if program is None:
         raise AgradValueError(
             "no program given: pass it as an argument, '-' for standard input, or --file PATH"
         )
     if program == "-":
-        return sys.stdin.read()
+        return read_stream(sys.stdin, "PROGRAM '-'", _command_name())
     return program
+
+
+def _command_name() -> str:
+    from typer._click.globals import get_current_context
+
+    ctx = get_current_context(silent=True)
+    return ctx.info_name if ctx is not None and ctx.info_name else "COMMAND"
 
 
 def _session(program, file, sets, wrt, dtype, seed, max_elements):
@@ -191,8 +197,10 @@ def jacobian_command(
     """
     from . import render
 
-    session = _session(program, file, set_, _required(wrt), dtype, seed, max_elements)
+    session = _session(program, file, set_, wrt, dtype, seed, max_elements)
     value, blocks = session.jacobian()
+    if not blocks:
+        raise nothing_to_differentiate("jacobian")
     render.jacobian(value, blocks, format_.value, precision)
 
 
@@ -219,18 +227,27 @@ def hessian_command(
     """
     from . import render
 
-    session = _session(program, file, set_, _required(wrt), dtype, seed, max_elements)
+    session = _session(program, file, set_, wrt, dtype, seed, max_elements)
     value, blocks, mixed = session.hessian()
+    if not blocks:
+        raise nothing_to_differentiate("hessian")
     render.hessian(value, blocks, mixed, format_.value, precision)
 
 
-def _required(wrt: list[str] | None) -> list[str]:
-    if not wrt:
-        raise AgradValueError(
-            "--wrt is required here: name the variables to differentiate "
-            "with respect to, e.g. --wrt x"
-        )
-    return wrt
+def nothing_to_differentiate(command: str) -> AgradValueError:
+    """No --wrt and no leaf marked requires_grad=true: say both ways of naming variables."""
+    return AgradValueError(
+        f"{command}: no variables to differentiate with respect to: name them with --wrt "
+        "(e.g. --wrt w,b), or mark leaves in the program with tensor(..., requires_grad=true)"
+    )
+
+
+def default_wrt(session, command: str) -> None:
+    """Without --wrt, the leaves the program marks requires_grad=true, as eval uses them."""
+    if not session.wrt:
+        session.wrt = list(session.targets(session.run()))
+        if not session.wrt:
+            raise nothing_to_differentiate(command)
 
 
 def command() -> typer.core.TyperGroup:  # the Click command Typer builds

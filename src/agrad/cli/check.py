@@ -23,6 +23,7 @@ from .app import (
     WrtOpt,
     _session,
     app,
+    default_wrt,
 )  # fmt: skip
 
 
@@ -139,17 +140,9 @@ def check_command(
     if update_golden or junit_xml:
         raise AgradValueError("--update-golden and --junit-xml go with --suite FILE.toml")
     formulas = dict(_split_expect(e) for e in expect or [])
-    names = [*(wrt or []), *formulas]
-    if not names:
-        raise AgradValueError("--wrt is required: name the variables to check, e.g. --wrt w,b")
-    try:
-        session = _session(program, file, set_, names, dtype, seed, max_elements)
-    except AgradNameError as exc:  # a name only --expect gave: say so
-        only = [n for n in formulas if n not in ",".join(wrt or []).split(",")]
-        bad = next((n for n in only if str(exc).startswith(f"--wrt {n}:")), None)
-        if bad is None:
-            raise
-        raise AgradNameError(str(exc).replace(f"--wrt {bad}", f"--expect {bad}", 1)) from None
+    session = _session(program, file, set_, wrt, dtype, seed, max_elements)
+    _add_expect_names(session, formulas)
+    default_wrt(session, "check")
     options = CheckOptions(
         eps=eps,
         atol=atol,
@@ -163,6 +156,19 @@ def check_command(
     report = check(session, options, formulas)
     render.check_report(report, format_.value, precision)
     return int(ExitCode.OK if report.ok else ExitCode.CHECK_FAILED)
+
+
+def _add_expect_names(session, formulas: dict[str, str]) -> None:
+    """Check the variables that --expect names (so the error names --expect) and add them."""
+    import difflib
+
+    known = session.program.variables
+    for name in formulas:
+        if name not in known:
+            close = difflib.get_close_matches(name, known, n=1)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise AgradNameError(f"--expect {name}: the program has no variable {name!r}{hint}")
+    session.wrt = list(dict.fromkeys([*session.wrt, *formulas]))
 
 
 def _split_expect(option: str) -> tuple[str, str]:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import time
 from enum import Enum
 from typing import Annotated
 
 import typer
 
-from ..errors import AgradValueError
+from ..errors import AgradInterrupted, AgradLimitError, AgradValueError
 from . import ExitCode
 from .app import (
     Dtype,
@@ -21,10 +22,12 @@ from .app import (
     SeedOpt,
     SetOpt,
     WrtOpt,
-    _required,
     _session,
     app,
+    default_wrt,
 )  # fmt: skip
+
+TIME_BUDGET = 600.0  # seconds a fit may be estimated to take before it is refused
 
 
 class Optimizer(str, Enum):
@@ -47,6 +50,14 @@ def fit_command(
     every: Annotated[
         int, typer.Option("--every", min=0, help="Log a row every K steps (0: none).")
     ] = 0,
+    max_seconds: Annotated[
+        float,
+        typer.Option(
+            "--max-seconds",
+            min=0.0,
+            help="Refuse a run estimated (from its first steps) to take longer than this.",
+        ),
+    ] = TIME_BUDGET,
     format_: FormatOpt = Format.table,
     precision: PrecisionOpt = 6,
     dtype: DtypeOpt = Dtype.float64,
@@ -58,10 +69,14 @@ def fit_command(
 
     Example:
 
-        agrad fit "mean((w*x+b-y)**2)" --wrt w,b --set x=[0,1,2,3] --set y=[1,3,5,7] \\
-            --set w=0 --set b=0 --steps 500 --lr 0.05 --momentum 0.9
+    \b
+        agrad fit 'mean((w*x+b-y)**2)' --wrt w,b --set 'x=[0,1,2,3]' --set 'y=[1,3,5,7]' \\
+            --set 'w=0' --set 'b=0' --steps 500 --lr 0.05 --momentum 0.9
+
+    fits the line y = 2x + 1: it prints w 2 and b 1.
     """
-    from ..lang.fit import fit
+    from ..lang.fit import FitResult, fit
+    from .interrupts import reporting_interrupts
     from .render import fit as render
 
     if optimizer is Optimizer.adam and momentum:
@@ -69,8 +84,52 @@ def fit_command(
             "--momentum is for --optimizer sgd; Adam keeps its own moment "
             "estimates (betas 0.9, 0.999)"
         )
-    session = _session(program, file, set_, _required(wrt), dtype, seed, max_elements)
+    session = _session(program, file, set_, wrt, dtype, seed, max_elements)
+    default_wrt(session, "fit")
     with render.Progress(steps, format_.value, every, precision) as progress:
-        result = fit(session, steps, lr, momentum, optimizer.value, progress.update)
-    render.fit_result(result, format_.value, precision)
-    return int(ExitCode.CHECK_FAILED if result.diverged else ExitCode.OK)
+        on_step = _Budget(progress.update, steps, max_seconds)
+        try:
+            with reporting_interrupts():
+                result = fit(session, steps, lr, momentum, optimizer.value, on_step)
+        except KeyboardInterrupt:
+            result = None
+    if result is not None:
+        render.fit_result(result, format_.value, precision)
+        return int(ExitCode.CHECK_FAILED if result.diverged else ExitCode.OK)
+    if not progress.history:
+        raise AgradInterrupted("interrupted before the first step")
+    done = len(progress.history) - 1
+    partial = FitResult(progress.values, progress.history[-1], progress.history, done)
+    render.fit_result(partial, format_.value, precision, interrupted=True)
+    raise AgradInterrupted(
+        f"interrupted at step {done} of {steps}; the values shown are the state reached so far"
+    )
+
+
+class _Budget:
+    """The step callback, which also refuses a run whose first steps say it would take
+    longer than the budget: a step costs about what the first ones cost."""
+
+    def __init__(self, on_step, steps: int, budget: float) -> None:
+        self.on_step, self.steps, self.budget = on_step, steps, budget
+        self.started = time.perf_counter()
+
+    def __call__(self, step: int, loss: float, values) -> None:
+        self.on_step(step, loss, values)
+        if step in (2, 20):  # after the first steps (step 0 includes one-time set-up)
+            per_step = (time.perf_counter() - self.started) / step
+            estimate = per_step * self.steps
+            if estimate > self.budget:
+                raise AgradLimitError(
+                    f"fit: {self.steps:,} steps would take about {_duration(estimate)} "
+                    f"({per_step * 1e3:.3g} ms a step), more than the budget of "
+                    f"{_duration(self.budget)}; use fewer --steps, or raise the budget with "
+                    "--max-seconds"
+                )
+
+
+def _duration(seconds: float) -> str:
+    for unit, size in (("days", 86400), ("hours", 3600), ("minutes", 60)):
+        if seconds >= 2 * size:
+            return f"{seconds / size:.3g} {unit}"
+    return f"{seconds:.3g} s"

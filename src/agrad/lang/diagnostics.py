@@ -20,6 +20,8 @@ if TYPE_CHECKING:
 SNIPPET_WIDTH = 80  # long lines (a 100,000-term sum) are cut to a window around the caret
 
 _CLOSER = {"(": ")", "[": "]"}
+# C0 and C1 controls but tab, DEL, and the bidirectional overrides ("Trojan source").
+_UNPRINTABLE = re.compile(r"[\x00-\x08\x0a-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 _BRACKETS = re.compile(r"[()\[\]]|#[^\n]*")
 
 _NAMES = {
@@ -88,6 +90,16 @@ def position(text: str, offset: int) -> tuple[int, int]:
     return text.count("\n", 0, offset) + 1, offset - line_start + 1
 
 
+def printable(text: str) -> str:
+    r"""``text`` with control characters written as escapes (``\x1b``), so that a program
+    or a file name cannot drive the terminal or forge log lines through an error message.
+
+    >>> printable("x\x1b[2J + \u202ey")
+    'x\\x1b[2J + \\u202ey'
+    """
+    return _UNPRINTABLE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+
+
 def caret_snippet(text: str, line: int, column: int, end_column: int | None = None) -> str:
     """The source line ``line`` and a caret line under ``column`` (to ``end_column``).
 
@@ -108,9 +120,13 @@ def caret_snippet(text: str, line: int, column: int, end_column: int | None = No
         source = head + source[left:right] + ("..." if right < len(source) else "")
         start += len(head) - left
         width = min(width, SNIPPET_WIDTH)
+    marked = source[start : start + width]
+    before, shown = printable(source[:start]), printable(marked)
+    width = max(len(shown) + width - len(marked), 1)
     # Keep tabs from the source so the caret lines up in a terminal.
-    pad = "".join(ch if ch == "\t" else " " for ch in source[:start])
-    return f"{source}\n{pad}{'^' * width}"
+    pad = "".join(ch if ch == "\t" else " " for ch in before)
+    after = printable(source[start + len(marked) :])
+    return f"{before}{shown}{after}\n{pad}{'^' * width}"
 
 
 def syntax_error(

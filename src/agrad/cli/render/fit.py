@@ -20,6 +20,8 @@ class Progress:
         self.out = console()
         self.bar = None
         self.task = None
+        self.history: list[float] = []  # the losses reported so far (for an interruption)
+        self.values: dict[str, np.ndarray] = {}
 
     def __enter__(self) -> Progress:
         if self.fmt == "table" and self.out.is_terminal:
@@ -39,6 +41,8 @@ class Progress:
         return self
 
     def update(self, step: int, loss: float, values: dict[str, np.ndarray]) -> None:
+        self.history.append(loss)
+        self.values = values
         if self.bar is not None:
             self.bar.update(self.task, completed=step, loss=number(loss, 4))
         if self.every and self.fmt == "table" and step % self.every == 0:
@@ -78,7 +82,9 @@ def chart(history: list[float], width: int = CHART_WIDTH, height: int = CHART_HE
     return "\n".join(lines)
 
 
-def fit_result(result: Any, fmt: str, precision: int) -> None:
+def fit_result(result: Any, fmt: str, precision: int, interrupted: bool = False) -> None:
+    """The fitted values, the final loss and the curve; ``interrupted``: the state reached
+    when Ctrl-C stopped the run (the CLI then exits 130)."""
     if fmt == "json":
         emit_json(
             {
@@ -88,6 +94,7 @@ def fit_result(result: Any, fmt: str, precision: int) -> None:
                 "steps": result.steps,
                 "diverged": result.diverged,
                 "diverged_at": result.diverged_at,
+                "interrupted": interrupted,
             }
         )
         return
@@ -97,6 +104,8 @@ def fit_result(result: Any, fmt: str, precision: int) -> None:
         _write_csv(["step", "loss"], [[i, repr(v)] for i, v in enumerate(result.history)])
         return
     out = console()
+    if interrupted:
+        out.print(f"interrupted at step {result.steps}: the state reached so far")
     if result.diverged:
         out.print(
             f"diverged at step {result.diverged_at}: the loss became non-finite; showing "
