@@ -290,3 +290,135 @@ def test_limit_is_not_hit_below_it(cli):
     result = cli(["eval", "sum(ones(10))", "--max-elements", "10", "--format", "json"])
     assert result.code == 0 and json.loads(result.out)["value"] == 10
     assert time.perf_counter() - start < 1
+
+
+# ---- files that are damaged, hostile or too large: the whole class, each loader -----------
+
+
+def _valid_bytes(ext: str) -> bytes:
+    import io
+    import zipfile
+
+    data = np.arange(6.0).reshape(2, 3)
+    if ext == ".npy":
+        buf = io.BytesIO()
+        np.save(buf, data)
+        return buf.getvalue()
+    if ext == ".npz":
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w") as zf, zf.open("a.npy", "w") as member:
+            np.save(member, data)
+        return buf.getvalue()
+    if ext == ".json":
+        return json.dumps(data.tolist()).encode()
+    return "\n".join(("," if ext == ".csv" else " ").join(map(str, r)) for r in data).encode()
+
+
+def _flip(data: bytes, at: int) -> bytes:
+    return data[:at] + bytes([data[at] ^ 0xFF]) + data[at + 1 :]
+
+
+DAMAGE = {
+    "empty": lambda good: b"",
+    "garbage": lambda good: b"\x00\xffSECRET_TOKEN=abc123\xfe\n" * 3,
+    "truncated": lambda good: good[: len(good) // 2],
+    "one byte flipped": lambda good: _flip(good, len(good) * 2 // 3),
+    "zip header only": lambda good: b"PK\x03\x04" + good[4:30],
+}
+
+
+@pytest.mark.parametrize("ext", [".npy", ".npz", ".csv", ".txt", ".json"])
+@pytest.mark.parametrize("damage", list(DAMAGE))
+def test_damaged_data_files(cli, tmp_path, ext, damage):
+    good = _valid_bytes(ext)
+    path = tmp_path / f"data{ext}"
+    path.write_bytes(DAMAGE[damage](good))
+    result = cli(["eval", "sum(x)", "--set", f"x=@{path}", "--format", "json"])
+    if result.code == 0:  # damage a format can survive: a digit flipped, a table cut at a row
+        assert ext in (".csv", ".txt", ".json") or damage == "one byte flipped", result.out
+        assert result.err == "" and "value" in json.loads(result.out)
+        return
+    assert_bad_input(result, ["--set x=@"])
+    assert "SECRET_TOKEN" not in result.err and "abc123" not in result.err
+
+
+LIMITED = ["--max-elements", "1000"]
+
+
+def _npz_inflating_to(path, count: int) -> None:
+    import zipfile
+
+    from numpy.lib import format as npy_format
+
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf, zf.open("a.npy", "w") as m:
+        header = {"descr": "<f8", "fortran_order": False, "shape": (count,)}
+        npy_format.write_array_header_1_0(m, header)
+        m.write(bytes(8 * count))
+
+
+def test_files_are_bounded_before_they_are_loaded(cli, tmp_path):
+    from numpy.lib import format as npy_format
+
+    with open(tmp_path / "huge.npy", "wb") as handle:  # a header claiming 10^12 elements
+        npy_format.write_array_header_1_0(
+            handle, {"descr": "<f8", "fortran_order": False, "shape": (10**6, 10**6)}
+        )
+        handle.write(bytes(64))
+    result = cli(["eval", "sum(x)", "--set", f"x=@{tmp_path / 'huge.npy'}"])
+    assert_bad_input(result, ["1,000,000,000,000 elements", "--max-elements"])
+    _npz_inflating_to(tmp_path / "bomb.npz", 3000)  # 24 kB that compress to a few hundred
+    assert (tmp_path / "bomb.npz").stat().st_size < 1000
+    result = cli(["eval", "sum(x)", "--set", f"x=@{tmp_path / 'bomb.npz'}", *LIMITED])
+    assert_bad_input(result, ["3,000 elements", "limit of 1,000"])
+    (tmp_path / "big.csv").write_text("1,2,3\n" * 400)
+    (tmp_path / "big.json").write_text(json.dumps([1.0] * 1200))
+    for name in ("big.csv", "big.json"):
+        result = cli(["eval", "sum(x)", "--set", f"x=@{tmp_path / name}", *LIMITED])
+        assert_bad_input(result, ["1,200 elements", "--max-elements"])
+    (tmp_path / "long.csv").write_text("1" + " " * 100_000 + "\n")  # bytes, before parsing
+    result = cli(["eval", "sum(x)", "--set", f"x=@{tmp_path / 'long.csv'}", *LIMITED])
+    assert_bad_input(result, ["more than", "bytes"])
+
+
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ("[1" + "0" * 400 + "]", ["beyond the range of float64"]),
+        ("[1e400]", ["beyond the range of float64"]),
+        ("[" * 50_000 + "]" * 50_000, ["nests lists too deeply"]),
+        ("[" * 40 + "1" + "]" * 40, ["more than 32 deep"]),
+        ('{"k": [1, null]}', ["no field", "'q'"]),
+        ("[1, 2", ["not valid JSON", "line 1, column 6"]),
+    ],
+    ids=["integer beyond float", "float beyond float", "deep", "33 dims", "field", "syntax"],
+)
+def test_json_values(cli, tmp_path, text, words):
+    (tmp_path / "v.json").write_text(text)
+    key = ":q" if text.startswith("{") else ""
+    assert_bad_input(cli(["eval", "sum(x)", "--set", f"x=@{tmp_path / 'v.json'}{key}"]), words)
+
+
+def test_set_and_grad_output_values_obey_max_elements(cli):
+    result = cli(["eval", "sum(x)", "--set", "x=ones(50)", "--max-elements", "10"])
+    assert_bad_input(result, ["--set x", "50 elements", "limit of 10"])
+    assert result.err.splitlines()[1:] == ["ones(50)", "^^^^"]  # the value keeps its caret
+    argv = ["eval", "x*2", "--set", "x=[1,2]", "--wrt", "x", "--max-elements", "10"]
+    result = cli([*argv, "--grad-output", "ones(20)"])
+    assert_bad_input(result, ["--grad-output", "20 elements", "limit of 10"])
+
+
+@pytest.mark.parametrize("target", ["/dev/zero", "fifo"])
+def test_program_files_must_be_regular(cli, tmp_path, target):
+    import os
+
+    if target == "fifo":
+        target = str(tmp_path / "prog.ag")
+        os.mkfifo(target)
+    assert_bad_input(cli(["eval", "-f", target]), ["--file", "not a regular file"])
+
+
+def test_program_files_are_bounded(cli, tmp_path):
+    path = tmp_path / "big.ag"
+    with open(path, "wb") as handle:
+        handle.truncate(17 * 2**20)  # sparse: 17 MiB that take no disk
+    assert_bad_input(cli(["eval", "-f", str(path)]), ["--file", "17.0 MiB", "more than"])

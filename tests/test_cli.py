@@ -96,9 +96,9 @@ def test_main_example_csv(cli):
     result = cli([*MAIN, "--format", "csv"])
     assert result.code == 0 and result.err == ""
     rows = list(csv.DictReader(io.StringIO(result.out)))
-    grads = {r["name"]: float(r["gradient"]) for r in rows if r["name"] in ("w", "b")}
+    grads = {r["variable"]: float(r["gradient"]) for r in rows if r["variable"] in ("w", "b")}
     assert grads == {"w": -28.0, "b": -18.0}
-    (output,) = [r for r in rows if r["name"] == "output"]
+    (output,) = [r for r in rows if r["variable"] == "output"]
     assert float(output["value"]) == 41.0
 
 
@@ -260,7 +260,12 @@ def test_jacobian_csv(cli):
     assert result.code == 0 and result.err == ""
     rows = list(csv.DictReader(io.StringIO(result.out)))
     entries = {(r["output_index"], r["input_index"]): float(r["value"]) for r in rows}
-    assert entries == {("0", "0"): 4.0, ("0", "1"): 3.0, ("1", "0"): 2.0, ("1", "1"): 6.0}
+    assert entries == {
+        ("(0,)", "(0,)"): 4.0,
+        ("(0,)", "(1,)"): 3.0,
+        ("(1,)", "(0,)"): 2.0,
+        ("(1,)", "(1,)"): 6.0,
+    }
 
 
 def test_jacobian_unused_variable(cli):

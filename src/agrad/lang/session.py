@@ -64,7 +64,9 @@ class Session:
             name, text = split_assignment(option)
             if name in bindings:
                 raise AgradValueError(f"--set {name}: given twice; keep one of them")
-            bindings[name] = parse_value(text, f"--set {name}", seed=seed)
+            bindings[name] = parse_value(
+                text, f"--set {name}", seed=seed, max_elements=max_elements
+            )
         names = [n.strip() for item in wrt for n in item.split(",")]
         if any(not n for n in names):
             raise AgradNameError(
@@ -133,7 +135,9 @@ class Session:
                     "vector-Jacobian product) or use 'agrad jacobian'"
                 )
             return None
-        g = parse_value(grad_output, "--grad-output", seed=self.seed).astype(out.dtype)
+        g = parse_value(
+            grad_output, "--grad-output", seed=self.seed, max_elements=self.max_elements
+        ).astype(out.dtype)
         try:
             return wrap(np.array(np.broadcast_to(g, out.shape)))
         except ValueError:

@@ -10,12 +10,16 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ...check.labels import index_label
+
 if TYPE_CHECKING:  # rich loads only when a table is drawn
     from rich.console import Console
     from rich.table import Table
 
 MAX_ROWS = 20  # elements listed before a table is summarised
 MAX_COLS = 10  # matrix columns shown
+
+__all__ = ["index_label"]  # the one convention for indices, re-exported for the renderers
 
 
 # ---- numbers ----------------------------------------------------------------------------
@@ -52,10 +56,6 @@ def _json_number(v: float) -> Any:
 
 def emit_json(payload: dict[str, Any]) -> None:
     sys.stdout.write(json.dumps(payload) + "\n")
-
-
-def index_label(index: tuple[int, ...]) -> str:
-    return "()" if not index else (str(index[0]) if len(index) == 1 else str(tuple(index)))
 
 
 def _indices(shape: tuple[int, ...]) -> Iterable[tuple[int, ...]]:
@@ -172,6 +172,8 @@ def matrix_table(title: str, matrix: np.ndarray, rows: tuple, cols: tuple, preci
     max_cols = max(2, min(MAX_COLS, (console().width - 8) // (precision + 9)))
     too_big = m.shape[0] > MAX_ROWS or m.shape[1] > max_cols
     caption = _summary("matrix", m, precision) if too_big else None
+    if m.size == 0:
+        caption = f"no elements: shape {tuple(rows) + tuple(cols)}"
     shown_cols = list(range(min(m.shape[1], max_cols)))
     header = ["", *(col_labels[c] for c in shown_cols)] + (["…"] if m.shape[1] > max_cols else [])
     table = _table(title, header, caption)

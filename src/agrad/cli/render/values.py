@@ -47,7 +47,7 @@ def evaluation(result: Any, fmt: str, precision: int) -> None:
                 ]
                 for i in _indices(np.shape(var.value))
             ]
-        _write_csv(["name", "index", "value", "gradient"], rows)
+        _write_csv(["variable", "index", "value", "gradient"], rows)
     else:
         out = console()
         out.print(output_table(result.value, result.grad_fn, precision))
@@ -74,9 +74,10 @@ def jacobian(value: np.ndarray, blocks: dict, fmt: str, precision: int) -> None:
     elif fmt == "csv":
         rows = []
         for name, var in blocks.items():
-            m = np.asarray(var.grad).reshape(int(np.prod(out_shape)), -1)
+            in_shape = np.shape(var.value)
+            m = np.asarray(var.grad).reshape(_count(out_shape), _count(in_shape))
             for r, ri in enumerate(_indices(out_shape)):
-                for c, ci in enumerate(_indices(np.shape(var.value))):
+                for c, ci in enumerate(_indices(in_shape)):
                     rows.append([name, index_label(ri), index_label(ci), _csv_number(m[r, c])])
         _write_csv(["variable", "output_index", "input_index", "value"], rows)
     else:
@@ -107,11 +108,11 @@ def hessian(value: np.ndarray, blocks: dict, mixed: dict, fmt: str, precision: i
     elif fmt == "csv":
         rows = []
         for label, h, shape_a, shape_b in _hessian_blocks(blocks, mixed):
-            m = np.asarray(h).reshape(int(np.prod(shape_a)), -1)
+            m = np.asarray(h).reshape(_count(shape_a), _count(shape_b))
             for r, ri in enumerate(_indices(shape_a)):
                 for c, ci in enumerate(_indices(shape_b)):
                     rows.append([label, index_label(ri), index_label(ci), _csv_number(m[r, c])])
-        _write_csv(["variable", "index_i", "index_j", "value"], rows)
+        _write_csv(["variable", "output_index", "input_index", "value"], rows)
     else:
         out = console()
         out.print(output_table(value, None, precision))
@@ -123,6 +124,10 @@ def hessian(value: np.ndarray, blocks: dict, mixed: dict, fmt: str, precision: i
                 else f"d² output / d{names[0]} d{names[1]}"
             )
             out.print(matrix_table(title, h, shape_a, shape_b, precision))
+
+
+def _count(shape: tuple[int, ...]) -> int:
+    return int(np.prod(shape, dtype=np.int64))  # reshape(n, -1) cannot infer -1 when n is 0
 
 
 def _hessian_blocks(blocks: dict, mixed: dict):
