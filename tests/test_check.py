@@ -838,7 +838,8 @@ def wide(monkeypatch):
     monkeypatch.setenv("COLUMNS", "160")
 
 
-def test_suite_end_to_end(cli, wide, tmp_path):
+def test_suite_end_to_end(cli, wide, tmp_path, monkeypatch):
+    monkeypatch.delenv("CI", raising=False)  # CI=true would require golden values
     suite = tmp_path / "grads.toml"
     golden = tmp_path / "grads.golden.json"
     (tmp_path / "model.ag").write_text(MODEL)
@@ -928,11 +929,9 @@ def test_suite_end_to_end(cli, wide, tmp_path):
 
 
 GOOD_CASE = 'program = "sum(x**2)"\nwrt = ["x"]\nset = { x = "[1,2]" }'
-BAD_SUITES = {  # id -> (cases, what the error must name besides the case's line)
-    "invalid-toml": (
-        [("ok", GOOD_CASE), ("broken", 'program = "sum(x)"\nwrt = [x]')],
-        ["not valid TOML", "line {broken_wrt}"],
-    ),
+# A case that cannot run is an error case (as pytest reports a collection error): the other
+# cases still run and the run fails (exit 1). Only a suite that cannot be read exits 2.
+BAD_CASES = {  # id -> (cases, what the error must name besides the case's line)
     "unknown-key": (
         [("ok", GOOD_CASE), ("typo", GOOD_CASE.replace("wrt", "wrtt"))],
         [":{typo}: case 2 ('typo')", "unknown key 'wrtt'", "did you mean 'wrt'"],
@@ -948,22 +947,35 @@ BAD_SUITES = {  # id -> (cases, what the error must name besides the case's line
 }
 
 
-@pytest.mark.parametrize("which", list(BAD_SUITES))
-def test_bad_suite_exits_2(cli, tmp_path, which):
-    cases, needles = BAD_SUITES[which]
+@pytest.mark.parametrize("which", list(BAD_CASES))
+def test_bad_case_is_an_error_case_and_the_others_run(cli, tmp_path, which, monkeypatch):
+    monkeypatch.delenv("CI", raising=False)
+    cases, needles = BAD_CASES[which]
     text = suite_text(cases)
     lines = suite_lines(text)
-    lines["broken_wrt"] = next(
-        (n for n, row in enumerate(text.splitlines(), 1) if row == "wrt = [x]"), 0
-    )
+    suite = tmp_path / "bad.toml"
+    suite.write_text(text)
+    result = cli(["check", "--suite", str(suite), "--format", "json"])
+    assert result.code == 1 and result.err == ""
+    ok, bad = json.loads(result.out)["cases"]
+    assert ok["outcome"] == "passed" and ok["check"]["ok"] is True
+    assert bad["outcome"] == "error" and bad["check"] is None and bad["line"] == lines[bad["name"]]
+    for needle in needles:
+        assert needle.format(**lines) in bad["error"], bad["error"]
+    assert str(suite) in bad["error"]
+    assert not (tmp_path / "bad.golden.json").exists()
+
+
+def test_unreadable_suite_exits_2(cli, tmp_path):
+    text = suite_text([("ok", GOOD_CASE), ("broken", 'program = "sum(x)"\nwrt = [x]')])
+    broken_line = next(n for n, row in enumerate(text.splitlines(), 1) if row == "wrt = [x]")
     suite = tmp_path / "bad.toml"
     suite.write_text(text)
     result = cli(["check", "--suite", str(suite)])
-    assert result.code == 2
+    assert result.code == 2 and result.out == ""
     assert result.err.startswith("error: ") and "Traceback" not in result.err
-    assert str(suite) in result.err
-    for needle in needles:
-        assert needle.format(**lines) in result.err, result.err
+    assert str(suite) in result.err and "not valid TOML" in result.err
+    assert f"line {broken_line}" in result.err
     assert not (tmp_path / "bad.golden.json").exists()
 
 

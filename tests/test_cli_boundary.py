@@ -403,3 +403,33 @@ def test_empty_jacobian_and_hessian(cli, command, shape):
     table = cli(args)
     assert table.code == 0 and table.err == "" and "no elements" in table.out
     assert ok_json(cli([*args, "--format", "json"]))[command]["x"] == []  # JSON has no (0, 3)
+
+
+# ---- non-finite numbers in JSON -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", ["eval", "jacobian", "check", "fit"])
+def test_nonfinite_numbers_are_strings_or_null(cli, command):
+    argv = [command, "sum(log(x))", "--set", "x=[0, 1]", "--wrt", "x", "--format", "json"]
+    if command == "fit":
+        argv += ["--steps", "0"]
+    strings, nulls = cli(argv), cli([*argv, "--nonfinite", "null"])
+    assert strings.err == nulls.err == ""
+    assert strings.code == nulls.code
+    assert any(f'"{v}"' in strings.out for v in ("nan", "inf", "-inf")), strings.out
+    assert not any(f'"{v}"' in nulls.out for v in ("nan", "inf", "-inf")), nulls.out
+    assert "null" in nulls.out
+    assert json.loads(nulls.out) is not None  # valid JSON either way
+    if command == "eval":  # log(0) = -inf, d log(x)/dx at 0 = inf
+        assert json.loads(strings.out)["value"] == "-inf"
+        assert json.loads(strings.out)["grads"]["x"] == ["inf", 1]
+        assert json.loads(nulls.out)["grads"]["x"] == [None, 1]
+
+
+def test_output_budget(cli):
+    argv = ["jacobian", "x*2", "--set", "x=arange(2000)", "--wrt", "x", "--format", "json"]
+    refused = cli([*argv, "--max-output", "1000000"])
+    bad(refused, "4,002,000 numbers", "--max-output")  # 2000 x 2000 + the value
+    assert refused.seconds < 5  # refused before the output is built
+    assert cli([*argv, "--max-output", "5000000"]).code == 0
+    assert cli(argv[:-2]).code == 0  # a table summarises: no budget

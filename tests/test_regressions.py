@@ -174,8 +174,11 @@ def test_suite_keys_are_validated(cli, tmp_path, extra, words):
     suite = tmp_path / "s.toml"
     suite.write_text(f'[[case]]\nname = "a"\nprogram = "sum(x**2)"\nwrt = ["x"]\n'
                      f'set = {{ x = "[1,2]" }}\n{extra}\n')  # fmt: skip
-    result = cli(["check", "--suite", str(suite)])
-    assert result.code == 2 and words in result.err and "case 1" in result.err
+    result = cli(["check", "--suite", str(suite), "--format", "json"])
+    # a bad case is an error case of the run (issue 13), not an error of the command
+    assert result.code == 1 and result.err == ""
+    (case,) = json.loads(result.out)["cases"]
+    assert case["outcome"] == "error" and words in case["error"] and "case 1" in case["error"]
 
 
 def test_suite_rejects_program_options_and_bad_golden_values(cli, tmp_path):
@@ -186,8 +189,8 @@ def test_suite_rejects_program_options_and_bad_golden_values(cli, tmp_path):
     result = cli(["check", "--suite", str(suite), "--wrt", "x"])
     assert result.code == 2 and "--wrt" in result.err
     (tmp_path / "g.golden.json").write_text(json.dumps({"a": {"value": "x"}}))
-    result = cli(["check", "--suite", str(suite)])
-    assert result.code == 2 and "--update-golden" in result.err
+    result = cli(["check", "--suite", str(suite), "--format", "json"])
+    assert result.code == 1 and "--update-golden" in json.loads(result.out)["cases"][0]["error"]
 
 
 def test_check_of_an_empty_input_compares_nothing(cli):

@@ -1,63 +1,53 @@
 """Suites for CI: many checks from one TOML file, with golden values kept beside it.
 
+    [golden]                               # optional: the suite's golden tolerance
+    rtol = 1e-7
+    atol = 1e-9
+
     [[case]]
     name = "linear regression"
-    program = "sum((w*x+b-y)**2)"          # or: file = "model.ag" (relative to the suite)
+    program = "sum((w*x+b-y)**2)"          # or: file = "model.ag" (in the suite's folder)
     wrt = ["w", "b"]
-    set = { x = "[1,2]", y = "[5,7]", w = "1", b = "0" }
+    set = { x = "[1,2]", y = "@y.csv", w = "1", b = "0" }   # @files: in the suite's folder
     expect = { w = "2*sum((w*x+b-y)*x)" }  # optional hand-derived gradients
-    # optional: dtype, eps, atol, rtol, method, fast, order, strict, seed, golden
+    # optional: dtype, eps, atol, rtol, method, fast, order, strict, seed,
+    #           golden = false, or golden = { rtol = ..., atol = ... }
 
-Golden values (each case's output and gradients) live in ``<suite>.golden.json``;
-they are compared when present and rewritten only with ``--update-golden``.
+A case that cannot run (a syntax or shape error, a bad key, an unreadable file)
+is an *error* case, reported with the others, as pytest reports a collection
+error; the rest still run. Only a suite file that cannot be read at all is an
+error of the whole command. Paths a suite names resolve against its own folder
+and may not leave it (nor name hidden files such as ``.env``) unless the caller
+allows it: a suite from elsewhere must not read the user's other files.
 """
 
 from __future__ import annotations
 
 import difflib
-import json
-import math
 import os
 import re
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from ..errors import AgradError, AgradValueError
+from ..files import MAX_TEXT_BYTES, read_text
+from . import golden
 from .checker import CheckOptions, check
 from .report import CheckReport
 
 KEYS = {
-    "name",
-    "program",
-    "file",
-    "wrt",
-    "set",
-    "expect",
-    "dtype",
-    "eps",
-    "atol",
-    "rtol",
-    "method",
-    "fast",
-    "order",
-    "strict",
-    "seed",
-    "golden",
-}
-GOLDEN_RTOL, GOLDEN_ATOL = 1e-7, 1e-9
+    "name", "program", "file", "wrt", "set", "expect", "dtype", "eps", "atol", "rtol",
+    "method", "fast", "order", "strict", "seed", "golden",
+}  # fmt: skip
 # Scalar keys: the TOML types each accepts (numbers, strings, booleans), checked up front.
 KEY_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
     "eps": ((int, float), "a number"), "atol": ((int, float), "a number"),
     "rtol": ((int, float), "a number"), "method": ((str,), "a string"),
     "dtype": ((str,), "a string"), "order": ((int,), "1 or 2"), "seed": ((int,), "a whole number"),
     "fast": ((bool,), "true or false"), "strict": ((bool,), "true or false"),
-    "golden": ((bool,), "true or false"), "program": ((str,), "a string"),
-    "file": ((str,), "a string"),
+    "program": ((str,), "a string"), "file": ((str,), "a string"),
 }  # fmt: skip
 
 
@@ -67,11 +57,18 @@ class CaseResult:
     line: int
     ok: bool
     report: CheckReport | None
-    golden: str  # "match", "regression", "missing", "updated", "off"
+    golden: str  # "match", "regression", "missing", "updated", "off"; "" for an error case
     golden_error: float = 0.0
     seconds: float = 0.0
-    message: str = ""
+    message: str = ""  # what failed, in words (golden changes, a missing golden file)
     values: dict[str, Any] = field(default_factory=dict)
+    error: str = ""  # the case could not run: the message (an error case)
+    snippet: str = ""  # with error: the offending program line and a caret
+    suite: str = ""
+
+    @property
+    def outcome(self) -> str:
+        return "error" if self.error else "passed" if self.ok else "failed"
 
 
 @dataclass
@@ -80,212 +77,263 @@ class SuiteResult:
     ok: bool
     cases: list[CaseResult]
     seconds: float
+    started: float = 0.0  # time.time() at the start (JUnit's timestamp)
+    interrupted: str = ""  # Ctrl-C: the name of the case it stopped
 
 
-def load(path: str) -> tuple[list[dict[str, Any]], list[int], str]:
-    """The cases of a suite file, each case's line, and the file's text."""
+@dataclass
+class Suite:
+    """A suite file, read and parsed; its cases are validated one by one when run."""
+
+    path: str
+    cases: list[dict[str, Any]]
+    lines: list[int]
+    tolerance: golden.Tolerance
+
+    @property
+    def folder(self) -> Path:
+        return Path(self.path).parent
+
+
+def load(path: str) -> Suite:
+    """Read a suite file; an error here (unreadable, not TOML, no cases) is the command's."""
     try:
         import tomllib
     except ModuleNotFoundError:  # Python 3.10
         import tomli as tomllib  # type: ignore[no-redef]
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise AgradValueError(f"--suite: cannot read {path!r}: {exc.strerror}") from None
+    text = read_text(path, "--suite", MAX_TEXT_BYTES)
     try:
         data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
+    except tomllib.TOMLDecodeError as exc:  # its message is a position, never the content
         raise AgradValueError(f"{path}: not valid TOML: {exc}") from None
-    cases = data.get("case")
-    extra = sorted(set(data) - {"case"})
+    except RecursionError:
+        raise AgradValueError(f"{path}: not valid TOML: nested too deeply") from None
+    extra = sorted(set(data) - {"case", "golden"})
     if extra:
         raise AgradValueError(
-            f"{path}: unknown top-level key {extra[0]!r}; write cases as [[case]] tables"
+            f"{path}: unknown top-level key {extra[0]!r}; write cases as [[case]] tables "
+            "(and the golden tolerance as a [golden] table)"
         )
-    if not isinstance(cases, list) or not cases:
+    cases = data.get("case")
+    if not isinstance(cases, list) or not cases or not all(isinstance(c, dict) for c in cases):
         raise AgradValueError(f"{path}: no [[case]] tables found")
     lines = [
         i + 1 for i, row in enumerate(text.splitlines()) if re.match(r"\s*\[\[\s*case\s*\]\]", row)
     ]
     lines += [0] * (len(cases) - len(lines))
-    return cases, lines, text
+    tolerance = _tolerance(data.get("golden", {}), golden.Tolerance(), f"{path}: [golden]")
+    return Suite(path, cases, lines, tolerance)
 
 
-def _validate(case: dict[str, Any], index: int, line: int, path: str) -> str:
-    where = f"{path}:{line}: case {index + 1}"
+def _tolerance(table: Any, base: golden.Tolerance, where: str) -> golden.Tolerance:
+    if not isinstance(table, dict):
+        raise AgradValueError(f"{where} must be a table: rtol = 1e-7, atol = 1e-9")
+    unknown = sorted(set(table) - {"rtol", "atol"})
+    if unknown:
+        raise AgradValueError(f"{where}: unknown key {unknown[0]!r}; the keys are rtol and atol")
+    values = {}
+    for key in ("rtol", "atol"):
+        value = table.get(key, getattr(base, key))
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
+            raise AgradValueError(f"{where}: {key} must be a number >= 0, got {value!r}")
+        values[key] = float(value)
+    return golden.Tolerance(**values)
+
+
+def _validate(case: dict[str, Any]) -> None:
     name = case.get("name")
     if not isinstance(name, str) or not name:
-        raise AgradValueError(f'{where}: every case needs a name = "..."')
-    where += f" ({name!r})"
+        raise AgradValueError('every case needs a name = "..."')
     for key in case:
         if key not in KEYS:
             close = difflib.get_close_matches(key, KEYS, n=1)
             hint = f"; did you mean {close[0]!r}?" if close else ""
-            raise AgradValueError(f"{where}: unknown key {key!r}{hint}")
+            raise AgradValueError(f"unknown key {key!r}{hint}")
     if ("program" in case) == ("file" in case):
-        raise AgradValueError(f'{where}: give exactly one of program = "..." or file = "..."')
+        raise AgradValueError('give exactly one of program = "..." or file = "..."')
     if "wrt" not in case:
-        raise AgradValueError(f'{where}: missing wrt = ["name", ...]: the variables to check')
+        raise AgradValueError('missing wrt = ["name", ...]: the variables to check')
     if not isinstance(case.get("wrt"), list) or not all(isinstance(w, str) for w in case["wrt"]):
-        raise AgradValueError(f'{where}: wrt must be a list of names, e.g. wrt = ["w", "b"]')
+        raise AgradValueError('wrt must be a list of names, e.g. wrt = ["w", "b"]')
     for key, (kinds, what) in KEY_TYPES.items():
         if key in case and (
             not isinstance(case[key], kinds) or isinstance(case[key], bool) and bool not in kinds
         ):
-            raise AgradValueError(f"{where}: {key} must be {what}, got {case[key]!r}")
+            raise AgradValueError(f"{key} must be {what}, got {case[key]!r}")
+    if "golden" in case and not isinstance(case["golden"], (bool, dict)):
+        raise AgradValueError("golden must be true, false or a table: golden = { rtol = 1e-6 }")
     if case.get("dtype", "float64") not in ("float64", "float32"):
-        raise AgradValueError(f'{where}: dtype must be "float64" or "float32"')
+        raise AgradValueError('dtype must be "float64" or "float32"')
     if case.get("seed", 0) < 0:
-        raise AgradValueError(f"{where}: seed must be a whole number >= 0")
+        raise AgradValueError("seed must be a whole number >= 0")
     for key in ("set", "expect"):
         table = case.get(key, {})
         if not isinstance(table, dict) or not all(
-            isinstance(v, (str, int, float)) for v in table.values()
+            isinstance(v, (str, int, float)) and not isinstance(v, bool) for v in table.values()
         ):
             raise AgradValueError(
-                f'{where}: {key} must be a table of strings, e.g. {key} = {{ x = "[1,2]" }}'
+                f'{key} must be a table of strings, e.g. {key} = {{ x = "[1,2]" }}'
             )
-    return where
 
 
-def run_suite(path: str, update_golden: bool = False) -> SuiteResult:
-    """Run every case; compare (or, on request, rewrite) the golden values."""
+def resolve(suite: Suite, value: str, what: str, allow_outside: bool) -> Path:
+    """A path a suite names, against the suite's folder; refused if it leaves the folder
+    or names a hidden file, unless ``allow_outside``."""
+    target = suite.folder / value  # an absolute value replaces the folder
+    if allow_outside:
+        return target
+    base = os.path.realpath(suite.folder)
+    real = os.path.realpath(target)  # symbolic links followed: a link out is out
+    if os.path.commonpath([base, real]) != base:
+        raise AgradValueError(
+            f"{what} {value!r} is outside the suite's folder ({base}); suites read only files "
+            "beside them, so that a suite from elsewhere cannot read yours: move the file "
+            "there, or pass --allow-outside if you trust this suite"
+        )
+    hidden = [p for p in Path(os.path.relpath(real, base)).parts if p.startswith(".")]
+    if hidden:
+        raise AgradValueError(
+            f"{what} {value!r} names a hidden file or folder ({hidden[0]!r}), which suites may "
+            "not read (it may hold secrets, such as .env); pass --allow-outside to allow it"
+        )
+    return target
+
+
+def _sets(suite: Suite, case: dict[str, Any], allow_outside: bool) -> list[str]:
+    from ..lang.values import split_key
+
+    sets = []
+    for name, value in case.get("set", {}).items():
+        text = str(value)
+        if text.startswith("@"):
+            path, key = split_key(text[1:])
+            resolved = resolve(suite, path, f"set {name} = @", allow_outside)
+            text = f"@{resolved}" + (f":{key}" if key is not None else "")
+        sets.append(f"{name}={text}")
+    return sets
+
+
+def run_suite(
+    suite: Suite,
+    update_golden: bool = False,
+    require_golden: bool = False,
+    allow_outside: bool = False,
+    recorded: dict[str, Any] | None = None,
+) -> SuiteResult:
+    """Run every case (a case's error is its own result); compare the golden values.
+
+    Ctrl-C (KeyboardInterrupt) stops after the case in progress is dropped: the result
+    holds the cases done so far and names the one interrupted.
+    """
+    recorded = golden.read(golden.golden_file(suite.path)) if recorded is None else recorded
+    result = SuiteResult(suite.path, True, [], 0.0, time.time())
+    start = time.perf_counter()
+    names: set[str] = set()
+    for i, case in enumerate(suite.cases):
+        name = case.get("name") if isinstance(case.get("name"), str) else ""
+        try:
+            outcome = _run_case(suite, i, case, names, update_golden, require_golden,
+                                allow_outside, recorded)  # fmt: skip
+        except KeyboardInterrupt:
+            result.interrupted = name or f"case {i + 1}"
+            break
+        result.cases.append(outcome)
+    result.seconds = time.perf_counter() - start
+    result.ok = not result.interrupted and all(c.ok for c in result.cases)
+    return result
+
+
+def _run_case(suite, i, case, names, update_golden, require_golden, allow_outside, recorded):
+    line = suite.lines[i]
+    name = case.get("name") if isinstance(case.get("name"), str) and case.get("name") else ""
+    where = f"{suite.path}:{line}: case {i + 1}" + (f" ({name!r})" if name else "")
+    t0 = time.perf_counter()
+    result = CaseResult(name or f"case {i + 1}", line, False, None, "", suite=suite.path)
+    try:
+        _validate(case)
+        if name in names:
+            raise AgradValueError("another case has the same name")
+        names.add(name)
+        result.report, result.values, session = _check_case(suite, case, allow_outside)
+        result.ok = result.report.ok
+        if case.get("golden", True) is not False:
+            tolerance = _tolerance(case["golden"], suite.tolerance, "golden") if isinstance(
+                case.get("golden"), dict
+            ) else suite.tolerance  # fmt: skip
+            _golden(result, recorded.get(name), tolerance, update_golden, require_golden, suite)
+        else:
+            result.golden = "off"
+    except AgradError as exc:
+        prefixed = exc.with_prefix(where)
+        result.ok, result.error, result.snippet = False, str(prefixed), prefixed.snippet
+        result.golden = ""
+    except MemoryError:
+        result.ok, result.error = False, f"{where}: out of memory; use smaller inputs"
+    result.seconds = time.perf_counter() - t0
+    return result
+
+
+def _check_case(suite: Suite, case: dict[str, Any], allow_outside: bool):
+    source = case.get("program")
+    if "file" in case:
+        source = read_text(resolve(suite, case["file"], "file", allow_outside), "file")
+    try:
+        return _check_program(source, _sets(suite, case, allow_outside), case)
+    except AgradError as exc:
+        if "file" in case and str(exc).startswith("line "):  # a place in the program file
+            raise exc.with_prefix(case["file"]) from None
+        raise
+
+
+def _check_program(source: str, sets: list[str], case: dict[str, Any]):
     from ..lang.session import Session
 
-    cases, lines, _ = load(path)
-    golden_path = golden_file(path)
-    golden = _read_golden(golden_path)
-    results, started = [], time.perf_counter()
-    names = set()
-    for i, case in enumerate(cases):
-        where = _validate(case, i, lines[i], path)
-        if case["name"] in names:
-            raise AgradValueError(f"{where}: another case has the same name")
-        names.add(case["name"])
-        t0 = time.perf_counter()
-        try:
-            source = case.get("program") or _read_case_file(path, case["file"])
-            sets = [f"{k}={v}" for k, v in case.get("set", {}).items()]
-            wrt = list(dict.fromkeys([*case["wrt"], *case.get("expect", {})]))
-            session = Session.create(
-                source, sets, wrt, dtype=case.get("dtype", "float64"), seed=case.get("seed", 0)
-            )
-            options = CheckOptions(
-                eps=case.get("eps"),
-                atol=case.get("atol"),
-                rtol=case.get("rtol"),
-                method=case.get("method", "central"),
-                fast=case.get("fast", False),
-                order=case.get("order", 1),
-                strict=case.get("strict", False),
-            )
-            report = check(session, options, {k: str(v) for k, v in case.get("expect", {}).items()})
-            values = _current_values(session)
-        except AgradError as exc:
-            raise type(exc)(f"{where}: {exc}") from None
-        result = CaseResult(case["name"], lines[i], report.ok, report, "off", values=values)
-        if case.get("golden", True):
-            _compare_golden(result, golden.get(case["name"]), update_golden)
-        result.seconds = time.perf_counter() - t0
-        results.append(result)
-    if update_golden:
-        _write_golden(golden_path, {r.name: r.values for r in results if r.golden != "off"})
-    return SuiteResult(path, all(r.ok for r in results), results, time.perf_counter() - started)
+    wrt = list(dict.fromkeys([*case["wrt"], *case.get("expect", {})]))
+    seed = case.get("seed", 0)
+    session = Session.create(source, sets, wrt, dtype=case.get("dtype", "float64"), seed=seed)
+    options = CheckOptions(
+        eps=case.get("eps"),
+        atol=case.get("atol"),
+        rtol=case.get("rtol"),
+        method=case.get("method", "central"),
+        fast=case.get("fast", False),
+        order=case.get("order", 1),
+        strict=case.get("strict", False),
+        seed=seed,
+    )
+    report = check(session, options, {k: str(v) for k, v in case.get("expect", {}).items()})
+    return report, golden.current(session), session
 
 
-def golden_file(path: str) -> Path:
-    p = Path(path)
-    return p.with_name(p.stem + ".golden.json")
-
-
-def _read_case_file(suite: str, file: str) -> str:
-    target = Path(suite).parent / file
-    try:
-        return target.read_text(encoding="utf-8")
-    except OSError as exc:
-        # The caller prefixes the case and its line.
-        raise AgradValueError(f"cannot read program file {str(target)!r}: {exc.strerror}") from None
-
-
-def _current_values(session) -> dict[str, Any]:
-    evaluation = session.evaluate() if _is_scalar(session) else None
-    if evaluation is None:
-        value, blocks = session.jacobian()
-        return {
-            "value": np.asarray(value).tolist(),
-            "jacobian": {n: v.grad.tolist() for n, v in blocks.items()},
-        }
-    return {
-        "value": np.asarray(evaluation.value).tolist(),
-        "grads": {n: v.grad.tolist() for n, v in evaluation.variables.items()},
-    }
-
-
-def _is_scalar(session) -> bool:
-    return session.run().output.data.size == 1
-
-
-def _compare_golden(result: CaseResult, recorded: dict | None, update: bool) -> None:
+def _golden(result, then, tolerance, update, require, suite) -> None:
     if update:
         result.golden = "updated"
         return
-    if recorded is None:
+    if then is None:
         result.golden = "missing"
+        if require:
+            result.ok = False
+            result.message = (
+                f"no golden values for this case (required by --require-golden, or CI=true); "
+                f"create them with: agrad check --suite {suite.path} --update-golden, and "
+                f"commit {golden.golden_file(suite.path)}"
+            )
         return
-    worst, ok = 0.0, True
-    for key, now, then in _pairs(result.values, recorded):
-        a = np.asarray(now, dtype=np.float64)
-        try:
-            b = np.asarray(then, dtype=np.float64)
-        except (TypeError, ValueError):
-            raise AgradValueError(
-                f"golden {key} of case {result.name!r} is not numbers; "
-                "rewrite the golden file with --update-golden"
-            ) from None
-        if a.shape != b.shape:
-            ok, worst = False, math.inf
-            result.message = f"golden {key}: shape {b.shape} became {a.shape}"
-            continue
-        err = np.abs(a - b)
-        worst = max(worst, float(err.max(initial=0.0)))
-        if np.any(err > GOLDEN_ATOL + GOLDEN_RTOL * np.abs(b)):
-            ok = False
-            result.message = result.message or f"golden {key} changed by up to {err.max():.3g}"
-    result.golden = "match" if ok else "regression"
-    result.golden_error = worst
-    result.ok = result.ok and ok
+    comparison = golden.compare(result.values, then, tolerance)
+    result.golden = "match" if comparison.ok else "regression"
+    result.golden_error = comparison.worst
+    result.message = "; ".join(comparison.messages)
+    result.ok = result.ok and comparison.ok
 
 
-def _pairs(now: dict, then: dict):
-    yield "value", now["value"], then.get("value")
-    for group in ("grads", "jacobian"):
-        for name, value in now.get(group, {}).items():
-            yield f"{group}.{name}", value, then.get(group, {}).get(name)
-
-
-def _read_golden(path: Path) -> dict[str, Any]:
-    if not path.exists():
-        return {}
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
-        raise AgradValueError(
-            f"{path}: cannot read the golden values: {exc}; fix it or rewrite "
-            "it with --update-golden"
-        ) from None
-    if not isinstance(data, dict):
-        raise AgradValueError(f"{path}: golden values must be a JSON object")
-    return data
-
-
-def _write_golden(path: Path, values: dict[str, Any]) -> None:
-    """Atomic: a temp file in the same directory, then rename (never half-written)."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name, suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(values, handle, indent=2, sort_keys=True)
-            handle.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+def updated_golden(previous: dict[str, Any], result: SuiteResult) -> dict[str, Any]:
+    """The golden file after --update-golden: every case that ran records its values; an
+    error case keeps what it had (a transient error should not erase a reference)."""
+    values = {}
+    for case in result.cases:
+        if case.error:
+            if case.name in previous:
+                values[case.name] = previous[case.name]
+        elif case.golden == "updated":
+            values[case.name] = case.values
+    return values

@@ -34,6 +34,11 @@ class Dtype(str, Enum):
     float32 = "float32"
 
 
+class Nonfinite(str, Enum):
+    string = "string"
+    null = "null"
+
+
 # ---- options shared by every command that takes a PROGRAM ------------------------------
 
 ProgramArg = Annotated[
@@ -47,8 +52,8 @@ SetOpt = Annotated[
     list[str] | None,
     typer.Option(
         "--set",
-        help="Bind NAME=VALUE: a constant (e.g. [1,2], randn(3), 2.5) or "
-        "@PATH (.npy, .npz:key, .csv, .txt, .json). Repeatable.",
+        help="Bind NAME=VALUE: a constant (e.g. 'x=[1,2]', 'x=randn(3)', 'x=2.5'; quote it "
+        "for the shell) or @PATH (.npy, .npz:key, .csv, .txt, .json). Repeatable.",
         metavar="NAME=VALUE",
     ),
 ]
@@ -68,8 +73,32 @@ PrecisionOpt = Annotated[
 DtypeOpt = Annotated[Dtype, typer.Option("--dtype", help="Floating-point precision.")]
 SeedOpt = Annotated[int, typer.Option("--seed", min=0, help="Seed for randn/rand.")]
 LimitOpt = Annotated[
-    int, typer.Option("--max-elements", min=1, help="Refuse results larger than this.")
+    int,
+    typer.Option(
+        "--max-elements", min=1, help="Refuse any value, file or result larger than this."
+    ),
 ]
+NonfiniteOpt = Annotated[
+    Nonfinite,
+    typer.Option(
+        "--nonfinite",
+        help='How --format json writes nan and ±inf: as the strings "nan", "inf", "-inf", or '
+        "as null.",
+    ),
+]
+MaxOutputOpt = Annotated[
+    int,
+    typer.Option(
+        "--max-output", min=1, help="Refuse a JSON or CSV output of more numbers than this."
+    ),
+]
+
+
+def output_options(nonfinite: Nonfinite, max_output: int = 10**7) -> None:
+    """The command's JSON/CSV settings, for the renderer."""
+    from .render.common import configure
+
+    configure(nonfinite.value, max_output)
 
 
 def read_program(program: str | None, file: str | None) -> str:
@@ -156,17 +185,22 @@ def eval_command(
     dtype: DtypeOpt = Dtype.float64,
     seed: SeedOpt = 0,
     max_elements: LimitOpt = 10**8,
+    nonfinite: NonfiniteOpt = Nonfinite.string,
+    max_output: MaxOutputOpt = 10**7,
 ) -> None:
     """Print the program's value and the gradients of the --wrt variables.
 
     Example:
 
-        agrad eval "sum((w*x+b-y)**2)" --wrt w,b --set x=[1,2] --set y=[5,7] --set w=1 --set b=0
+    \b
+        agrad eval 'sum((w*x+b-y)**2)' --wrt w,b --set 'x=[1,2]' --set 'y=[5,7]' \\
+            --set 'w=1' --set 'b=0'
 
     prints the value 41 and the gradients w: -28, b: -18.
     """
     from . import render
 
+    output_options(nonfinite, max_output)
     session = _session(program, file, set_, wrt, dtype, seed, max_elements)
     if explain:
         render.explain(*session.explain(grad_output), format_.value, precision)
@@ -185,18 +219,22 @@ def jacobian_command(
     dtype: DtypeOpt = Dtype.float64,
     seed: SeedOpt = 0,
     max_elements: LimitOpt = 10**8,
+    nonfinite: NonfiniteOpt = Nonfinite.string,
+    max_output: MaxOutputOpt = 10**7,
 ) -> None:
     """Print the Jacobian of the output with respect to each --wrt variable
     (shape: output.shape + variable.shape).
 
     Example:
 
-        agrad jacobian "[x[0]**2 + 3*x[1], x[1]**2 + 2*x[0]]" --set x=[2,3] --wrt x
+    \b
+        agrad jacobian '[x[0]**2 + 3*x[1], x[1]**2 + 2*x[0]]' --set 'x=[2,3]' --wrt x
 
-    prints [[4, 3], [2, 6]].
+    prints the matrix [[4, 3], [2, 6]].
     """
     from . import render
 
+    output_options(nonfinite, max_output)
     session = _session(program, file, set_, wrt, dtype, seed, max_elements)
     value, blocks = session.jacobian()
     if not blocks:
@@ -215,18 +253,22 @@ def hessian_command(
     dtype: DtypeOpt = Dtype.float64,
     seed: SeedOpt = 0,
     max_elements: LimitOpt = 10**8,
+    nonfinite: NonfiniteOpt = Nonfinite.string,
+    max_output: MaxOutputOpt = 10**7,
 ) -> None:
     """Print the Hessian of a single-number output for each --wrt variable
     (shape: variable.shape + variable.shape), and the mixed blocks between variables.
 
     Example:
 
-        agrad hessian "sum(x**3) + x[0]*x[1]" --set x=[1,2] --wrt x
+    \b
+        agrad hessian 'sum(x**3) + x[0]*x[1]' --set 'x=[1,2]' --wrt x
 
-    prints [[6, 1], [1, 12]].
+    prints the matrix [[6, 1], [1, 12]].
     """
     from . import render
 
+    output_options(nonfinite, max_output)
     session = _session(program, file, set_, wrt, dtype, seed, max_elements)
     value, blocks, mixed = session.hessian()
     if not blocks:

@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from ..errors import AgradNameError, AgradValueError
-from . import ExitCode
+from . import ExitCode, suites
 from .app import (
     Dtype,
     DtypeOpt,
@@ -16,6 +16,8 @@ from .app import (
     Format,
     FormatOpt,
     LimitOpt,
+    Nonfinite,
+    NonfiniteOpt,
     PrecisionOpt,
     ProgramArg,
     SeedOpt,
@@ -24,6 +26,7 @@ from .app import (
     _session,
     app,
     default_wrt,
+    output_options,
 )  # fmt: skip
 
 
@@ -90,45 +93,37 @@ def check_command(
             help='A hand-derived gradient to compare, e.g. w="2*sum((w*x+b-y)*x)". Repeatable.',
         ),
     ] = None,
-    suite: Annotated[
-        str | None,
-        typer.Option(
-            "--suite",
-            metavar="FILE.toml",
-            help="Run the cases of a TOML suite instead of one program.",
-        ),
-    ] = None,
-    update_golden: Annotated[
-        bool,
-        typer.Option(
-            "--update-golden", help="With --suite: rewrite the golden values beside the suite."
-        ),
-    ] = False,
-    junit_xml: Annotated[
-        str | None,
-        typer.Option(
-            "--junit-xml", metavar="PATH", help="With --suite: also write a JUnit XML report."
-        ),
-    ] = None,
+    suite: suites.SuiteOpt = None,
+    update_golden: suites.UpdateGoldenOpt = False,
+    require_golden: suites.RequireGoldenOpt = None,
+    junit_xml: suites.JunitOpt = None,
+    allow_outside: suites.AllowOutsideOpt = False,
     format_: FormatOpt = Format.table,
     precision: PrecisionOpt = 6,
     dtype: DtypeOpt = Dtype.float64,
     seed: SeedOpt = 0,
     max_elements: LimitOpt = 10**8,
+    nonfinite: NonfiniteOpt = Nonfinite.string,
 ) -> int:
     """Check gradients against finite differences; exit 1 if any disagree.
 
     Example:
 
-        agrad check "sum((w*x+b-y)**2)" --wrt w,b --set x=[1,2] --set y=[5,7] \\
-            --set w=1 --set b=0 --expect w="2*sum((w*x+b-y)*x)"
+    \b
+        agrad check 'sum((w*x+b-y)**2)' --wrt w,b --set 'x=[1,2]' --set 'y=[5,7]' \\
+            --set 'w=1' --set 'b=0' --expect 'w=2*sum((w*x+b-y)*x)'
 
-    compares autograd, central differences and the hand-derived formula.
+    compares autograd, central differences and the hand-derived formula: it prints
+    "check passed".
+
+    With --suite FILE.toml (repeatable) it runs a suite's cases instead: a summary
+    table, golden values beside each suite, --junit-xml for CI.
     """
     from ..check.checker import CheckOptions, check
     from . import render
 
-    if suite is not None:
+    output_options(nonfinite)
+    if suite:
         given = [flag for flag, value in (("--set", set_), ("--wrt", wrt), ("--expect", expect))
                  if value]  # fmt: skip
         if given:
@@ -136,9 +131,15 @@ def check_command(
                 f"{given[0]} goes with a PROGRAM; a suite's cases carry their "
                 "own set, wrt and expect tables"
             )
-        return _run_suite(suite, program, file, update_golden, junit_xml, format_, precision)
-    if update_golden or junit_xml:
-        raise AgradValueError("--update-golden and --junit-xml go with --suite FILE.toml")
+        return _run_suite(
+            suite, program, file, update_golden, require_golden, junit_xml, allow_outside,
+            format_, precision,
+        )  # fmt: skip
+    if update_golden or junit_xml or require_golden or allow_outside:
+        raise AgradValueError(
+            "--update-golden, --require-golden, --junit-xml and --allow-outside go with "
+            "--suite FILE.toml"
+        )
     formulas = dict(_split_expect(e) for e in expect or [])
     session = _session(program, file, set_, wrt, dtype, seed, max_elements)
     _add_expect_names(session, formulas)
@@ -180,22 +181,14 @@ def _split_expect(option: str) -> tuple[str, str]:
     return name.strip(), formula.strip()
 
 
-def _run_suite(path, program, file, update_golden, junit_xml, format_, precision) -> int:
-    from ..check import junit
-    from ..check.suite import run_suite
-    from . import render
-
+def _run_suite(
+    paths, program, file, update_golden, require_golden, junit_xml, allow_outside, format_,
+    precision,
+) -> int:  # fmt: skip
     if program is not None or file is not None:
         raise AgradValueError(
             "--suite runs the suite's own programs; drop the PROGRAM argument and --file"
         )
-    result = run_suite(path, update_golden)
-    if junit_xml:
-        try:
-            junit.write(result, junit_xml)
-        except OSError as exc:
-            raise AgradValueError(
-                f"--junit-xml: cannot write {junit_xml!r}: {exc.strerror}"
-            ) from None
-    render.suite_report(result, format_.value, precision)
-    return int(ExitCode.OK if result.ok else ExitCode.CHECK_FAILED)
+    return suites.run(
+        paths, update_golden, require_golden, junit_xml, allow_outside, format_.value, precision
+    )

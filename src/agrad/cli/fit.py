@@ -17,6 +17,9 @@ from .app import (
     Format,
     FormatOpt,
     LimitOpt,
+    MaxOutputOpt,
+    Nonfinite,
+    NonfiniteOpt,
     PrecisionOpt,
     ProgramArg,
     SeedOpt,
@@ -25,6 +28,7 @@ from .app import (
     _session,
     app,
     default_wrt,
+    output_options,
 )  # fmt: skip
 
 TIME_BUDGET = 600.0  # seconds a fit may be estimated to take before it is refused
@@ -63,6 +67,8 @@ def fit_command(
     dtype: DtypeOpt = Dtype.float64,
     seed: SeedOpt = 0,
     max_elements: LimitOpt = 10**8,
+    nonfinite: NonfiniteOpt = Nonfinite.string,
+    max_output: MaxOutputOpt = 10**7,
 ) -> int:
     """Minimise the program's output over the --wrt variables; print the fitted values,
     the final loss and the loss curve. Exits 1 if the loss diverges (inf or nan).
@@ -79,6 +85,7 @@ def fit_command(
     from .interrupts import reporting_interrupts
     from .render import fit as render
 
+    output_options(nonfinite, max_output)
     if optimizer is Optimizer.adam and momentum:
         raise AgradValueError(
             "--momentum is for --optimizer sgd; Adam keeps its own moment "

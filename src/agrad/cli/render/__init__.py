@@ -5,11 +5,12 @@ and "-inf" so the output stays valid JSON. Tables show ``--precision``
 significant digits and summarise tensors too large to show whole.
 """
 
-from .check import check_json, check_report, suite_report
+from .check import check_json, check_report
 from .common import console, emit_json, number, to_json
 from .explain import explain
 from .graph import dot as graph_dot
 from .graph import graph
+from .suite import suite_report
 from .values import evaluation, functions, hessian, jacobian
 
 __all__ = [

@@ -6,11 +6,13 @@ import csv
 import json
 import sys
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ...check.labels import index_label
+from ...errors import AgradLimitError
 
 if TYPE_CHECKING:  # rich loads only when a table is drawn
     from rich.console import Console
@@ -19,7 +21,36 @@ if TYPE_CHECKING:  # rich loads only when a table is drawn
 MAX_ROWS = 20  # elements listed before a table is summarised
 MAX_COLS = 10  # matrix columns shown
 
+MAX_OUTPUT = 10**7  # numbers a JSON or CSV output may hold (about 200 MB of text)
+
 __all__ = ["index_label"]  # the one convention for indices, re-exported for the renderers
+
+
+@dataclass
+class OutputOptions:
+    """Settings of one command's output (a CLI process runs one command)."""
+
+    nonfinite: str = "string"  # "string": "nan", "inf", "-inf"; "null": JSON null
+    max_numbers: int = MAX_OUTPUT
+
+
+OUTPUT = OutputOptions()
+
+
+def configure(nonfinite: str = "string", max_numbers: int = MAX_OUTPUT) -> None:
+    """Set the output options for the command about to render (every command calls it)."""
+    OUTPUT.nonfinite, OUTPUT.max_numbers = nonfinite, max_numbers
+
+
+def budget(count: int, fmt: str) -> None:
+    """Refuse, before any of it is built, a JSON or CSV output of more than --max-output
+    numbers (a table summarises large tensors, so it needs no budget)."""
+    if fmt in ("json", "csv") and count > OUTPUT.max_numbers:
+        raise AgradLimitError(
+            f"the {fmt.upper()} output would hold {count:,} numbers (about "
+            f"{count * 20 / 1e6:,.0f} MB), more than the limit of {OUTPUT.max_numbers:,}; ask "
+            "for less (fewer or smaller --wrt variables), or raise it with --max-output"
+        )
 
 
 # ---- numbers ----------------------------------------------------------------------------
@@ -35,22 +66,26 @@ def number(v: Any, precision: int = 6) -> str:
 
 
 def to_json(value: Any) -> Any:
-    """Arrays as nested lists, scalars as numbers, non-finite numbers as strings."""
+    """Arrays as nested lists, scalars as numbers, non-finite numbers as strings (or null,
+    with --nonfinite null). Whole numbers are written without a fraction (41, not 41.0)."""
     if isinstance(value, dict):
         return {k: to_json(v) for k, v in value.items()}
     array = np.asarray(value, dtype=np.float64)
     if array.ndim == 0:
         return _json_number(float(array))
-    return (
-        [to_json(row) for row in array]
-        if array.ndim > 1
-        else [_json_number(float(v)) for v in array]
-    )
+    if np.isfinite(array).all() and (np.abs(array) < 2**53).all() and (array % 1 == 0).all():
+        return array.astype(np.int64).tolist()  # the common case, at C speed
+    flat = [_json_number(v) for v in array.reshape(-1).tolist()]
+    for size in reversed(array.shape[1:]):  # regroup into nested lists, innermost first
+        flat = [flat[i : i + size] for i in range(0, len(flat), size)]
+    return flat if array.size else array.tolist()
 
 
 def _json_number(v: float) -> Any:
     if np.isfinite(v):
         return int(v) if v.is_integer() and abs(v) < 2**53 else v
+    if OUTPUT.nonfinite == "null":
+        return None
     return "nan" if np.isnan(v) else ("inf" if v > 0 else "-inf")
 
 

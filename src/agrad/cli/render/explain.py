@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from .common import _table, console, emit_json, to_json, value_text
+from .common import _table, budget, console, emit_json, to_json, value_text
 from .values import evaluation
 
 
@@ -21,6 +21,8 @@ def _sent_text(sent: Any, precision: int) -> str:
 
 def explain(result: Any, steps: list, fmt: str, precision: int) -> None:
     if fmt == "json":
+        sent = sum(np.size(x.grad) + np.size(x.summed_from) for s in steps for x in s.sends)
+        budget(sum(np.size(s.grad_in) for s in steps) + sent + np.size(result.value), fmt)
         payload = {
             "value": to_json(result.value),
             "shape": list(np.shape(result.value)),

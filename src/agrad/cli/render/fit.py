@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from .common import _table, console, emit_json, number, to_json, value_text
+from .common import _table, budget, console, emit_json, number, to_json, value_text
 
 CHART_WIDTH, CHART_HEIGHT = 60, 10
 
@@ -85,6 +85,7 @@ def chart(history: list[float], width: int = CHART_WIDTH, height: int = CHART_HE
 def fit_result(result: Any, fmt: str, precision: int, interrupted: bool = False) -> None:
     """The fitted values, the final loss and the curve; ``interrupted``: the state reached
     when Ctrl-C stopped the run (the CLI then exits 130)."""
+    budget(len(result.history) + sum(np.size(v) for v in result.values.values()), fmt)
     if fmt == "json":
         emit_json(
             {

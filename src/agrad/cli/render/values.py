@@ -11,6 +11,7 @@ from .common import (
     _indices,
     _table,
     _write_csv,
+    budget,
     console,
     emit_json,
     index_label,
@@ -23,6 +24,7 @@ from .common import (
 
 def evaluation(result: Any, fmt: str, precision: int) -> None:
     variables = result.variables
+    budget(np.size(result.value) + sum(2 * np.size(v.grad) for v in variables.values()), fmt)
     if fmt == "json":
         payload = {
             "value": to_json(result.value),
@@ -62,6 +64,7 @@ def evaluation(result: Any, fmt: str, precision: int) -> None:
 
 def jacobian(value: np.ndarray, blocks: dict, fmt: str, precision: int) -> None:
     out_shape = tuple(np.shape(value))
+    budget(np.size(value) + sum(np.size(v.grad) for v in blocks.values()), fmt)
     if fmt == "json":
         emit_json(
             {
@@ -97,6 +100,8 @@ def jacobian(value: np.ndarray, blocks: dict, fmt: str, precision: int) -> None:
 
 
 def hessian(value: np.ndarray, blocks: dict, mixed: dict, fmt: str, precision: int) -> None:
+    sizes = [np.size(v.grad) for v in blocks.values()] + [np.size(h) for h in mixed.values()]
+    budget(sum(sizes), fmt)
     if fmt == "json":
         emit_json(
             {

@@ -1,0 +1,161 @@
+"""Golden values: each suite case's output and gradients, kept beside the suite to catch drift.
+
+``checks.toml`` keeps them in ``checks.golden.json``: ``{case name: {"value": ...,
+"grads": {name: ...}}}`` for a single-number output, ``"jacobian"`` in place of
+``"grads"`` otherwise. A value that moved by more than ``atol + rtol * |old|``
+is a regression, reported as which value (the output, or the gradient of which
+variable), which element, old and new, and the tolerance.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import AgradValueError
+from ..files import read_bytes, write_output
+from .labels import index_label
+
+RTOL, ATOL = 1e-7, 1e-9  # defaults; a suite's [golden] table or a case's golden = {...}
+MAX_GOLDEN_BYTES = 256 * 2**20
+
+
+@dataclass
+class Tolerance:
+    rtol: float = RTOL
+    atol: float = ATOL
+
+    def __str__(self) -> str:
+        return f"atol {self.atol:g} + rtol {self.rtol:g}·|old|"
+
+
+@dataclass
+class Comparison:
+    ok: bool
+    worst: float  # the largest absolute change
+    messages: list[str]
+
+
+def golden_file(suite: str | Path) -> Path:
+    p = Path(suite)
+    return p.with_name(p.stem + ".golden.json")
+
+
+def read(path: Path) -> dict[str, Any]:
+    """The recorded values, or {} when there is no golden file yet."""
+    if not path.exists():
+        return {}
+    data = read_bytes(path, "the golden values", MAX_GOLDEN_BYTES)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise AgradValueError(
+            f"{path}: the golden values are not UTF-8 text; fix the file or rewrite it with "
+            "--update-golden"
+        ) from None
+    try:
+        data = json.loads(text)
+    except (json.JSONDecodeError, RecursionError) as exc:
+        where = f" (line {exc.lineno}, column {exc.colno})" if hasattr(exc, "lineno") else ""
+        raise AgradValueError(
+            f"{path}: the golden values are not valid JSON{where}; fix the file or rewrite it "
+            "with --update-golden"
+        ) from None
+    if not isinstance(data, dict):
+        raise AgradValueError(
+            f"{path}: the golden values must be a JSON object of cases; rewrite it with "
+            "--update-golden"
+        )
+    return data
+
+
+def write(path: Path, values: dict[str, Any], protected: list[str]) -> None:
+    """Atomically (see agrad.files): a reader never sees a half-written file."""
+    text = json.dumps(values, indent=2, sort_keys=True) + "\n"
+    write_output(path, text, "--update-golden", protected=protected)
+
+
+def current(session) -> dict[str, Any]:
+    """What a case records: its output and the gradients (or Jacobians) of its variables."""
+    if session.run().output.data.size == 1:
+        evaluation = session.evaluate()
+        return {
+            "value": np.asarray(evaluation.value).tolist(),
+            "grads": {n: v.grad.tolist() for n, v in evaluation.variables.items()},
+        }
+    value, blocks = session.jacobian()
+    return {
+        "value": np.asarray(value).tolist(),
+        "jacobian": {n: v.grad.tolist() for n, v in blocks.items()},
+    }
+
+
+def compare(now: dict[str, Any], then: Any, tol: Tolerance) -> Comparison:
+    """Each current value against its recorded one; a message for each that changed."""
+    if not isinstance(then, dict):
+        raise AgradValueError(
+            f"its golden entry is {type(then).__name__}, not an object of values; rewrite the "
+            "golden file with --update-golden"
+        )
+    messages: list[str] = []
+    worst = 0.0
+    for label, new, old in _pairs(now, then):
+        if old is None:
+            messages.append(f"{label} has no golden value (the case changed?)")
+            worst = math.inf
+            continue
+        a = np.asarray(new, dtype=np.float64)
+        b = _numbers(old, label)
+        if a.shape != b.shape:
+            messages.append(f"{label} changed shape from {b.shape} to {a.shape}")
+            worst = math.inf
+            continue
+        changed = ~(np.abs(a - b) <= tol.atol + tol.rtol * np.abs(b))  # nan on either side
+        same_nan = np.isnan(a) & np.isnan(b)
+        changed &= ~same_nan
+        diff = np.where(same_nan, 0.0, np.abs(a - b))
+        worst = max(worst, float(np.nan_to_num(diff, nan=math.inf).max(initial=0.0)))
+        if changed.any():
+            excess = np.where(changed, np.nan_to_num(diff, nan=math.inf), -1.0)
+            at = np.unravel_index(int(np.argmax(excess)), a.shape) if a.shape else ()
+            change = f"from {_num(b[at])} to {_num(a[at])} (by {_num(diff[at])}, beyond {tol})"
+            if a.shape:
+                count = int(changed.sum())
+                change = (
+                    f"at {count} of {a.size} element(s); the most at {index_label(at)}: {change}"
+                )
+            messages.append(f"{label} changed {change}")
+    return Comparison(not messages, worst, messages)
+
+
+def _pairs(now: dict, then: dict):
+    yield "the output", now["value"], then.get("value")
+    for group, what in (("grads", "the gradient of"), ("jacobian", "the Jacobian of")):
+        recorded = then.get(group, {})
+        if not isinstance(recorded, dict):
+            raise AgradValueError(
+                f"its golden {group!r} is {type(recorded).__name__}, not an object; rewrite "
+                "the golden file with --update-golden"
+            )
+        for name, value in now.get(group, {}).items():
+            yield f"{what} {name}", value, recorded.get(name)
+
+
+def _numbers(value: Any, label: str) -> np.ndarray:
+    try:
+        array = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError, OverflowError):
+        raise AgradValueError(
+            f"its golden value of {label} is not numbers; rewrite the golden file with "
+            "--update-golden"
+        ) from None
+    return array
+
+
+def _num(v: Any) -> str:
+    return f"{float(v):.10g}"
