@@ -19,7 +19,9 @@ def test_cache_is_json_and_reused(tmp_path):
     assert first.returncode == 0, first.stderr
     files = list((tmp_path / "agrad").glob("grammar-*.json"))
     assert len(files) == 1
-    stored = json.loads(files[0].read_text())  # plain JSON, not a pickle
+    header, tables = files[0].read_text().split("\n", 1)  # plain JSON, not a pickle
+    assert set(json.loads(header)) == {"format", "source", "sha256"}  # verified (issue 14)
+    stored = json.loads(tables)
     assert set(stored) == {"data", "memo"}
     assert "transformer" not in stored["data"]["options"]
     second = run_in_fresh_process(tmp_path)
