@@ -11,7 +11,10 @@ def functions_command(format_: FormatOpt = Format.table) -> None:
 
     Example:
 
+    \b
         agrad functions --format json
+
+    prints one JSON object: "functions", each with its "signature" and "doc".
     """
     from ..lang.functions import TABLE
     from . import render

@@ -58,8 +58,12 @@ def graph_command(
 
     Example:
 
-        agrad graph "sum((w*x+b-y)**2)" --wrt w,b --set x=[1,2] --set y=[5,7] \\
-            --set w=1 --set b=0 --format mermaid
+    \b
+        agrad graph 'sum((w*x+b-y)**2)' --wrt w,b --set 'x=[1,2]' --set 'y=[5,7]' \\
+            --set 'w=1' --set 'b=0' --format mermaid
+
+    prints a Mermaid "flowchart" (it renders on GitHub) from "SumBackward0" down to
+    "MulBackward0", with "w (AccumulateGrad)" and "b (AccumulateGrad)" for the leaves.
     """
     from ..engine.graph import describe
     from . import render as out
