@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import sys
 from enum import Enum
 from typing import Annotated
@@ -292,8 +293,12 @@ def default_wrt(session, command: str) -> None:
             raise nothing_to_differentiate(command)
 
 
+@functools.cache
 def command() -> typer.core.TyperGroup:  # the Click command Typer builds
-    """The Click command behind the app (run by `agrad.cli.run` with its own error boundary)."""
+    """The Click command behind the app (run by `agrad.cli.run` with its own error boundary).
+
+    Built once per process (about 10 ms): Click keeps what it parses in a fresh context
+    per invocation, so in-process callers (tests, the fuzzer) reuse it safely."""
     # Each registers its command; the order here is the order --help lists them in.
     from . import check, fit, functions, graph  # noqa: F401
 
