@@ -27,9 +27,13 @@ from .app import (
 
 
 class Method(str, Enum):
+    auto = "auto"
+    complex = "complex"
+    ridders = "ridders"
     central = "central"
     forward = "forward"
     richardson = "richardson"
+    taylor = "taylor"
 
 
 @app.command("check")
@@ -42,20 +46,21 @@ def check_command(
         float | None,
         typer.Option(
             "--eps",
-            help="Finite-difference step "
-            "(default: suited to the method, relative to each input's size).",
+            help="Force one finite-difference step, times max(1, |x|) (default: each "
+            "element's own step, chosen adaptively).",
         ),
     ] = None,
     atol: Annotated[
         float | None,
         typer.Option(
-            "--atol", help="Absolute tolerance (default 1e-6 for float64, 1e-4 for float32)."
+            "--atol",
+            help="Absolute tolerance (default: 1e-6 of the gradient's scale, 1e-5 in float32).",
         ),
     ] = None,
     rtol: Annotated[
         float | None,
         typer.Option(
-            "--rtol", help="Relative tolerance (default 1e-5 for float64, 1e-3 for float32)."
+            "--rtol", help="Relative tolerance (default 1e-5 for float64, 1e-4 for float32)."
         ),
     ] = None,
     order: Annotated[
@@ -68,8 +73,14 @@ def check_command(
         ),
     ] = 1,
     method: Annotated[
-        Method, typer.Option("--method", help="Finite differences to use.")
-    ] = Method.central,
+        Method,
+        typer.Option(
+            "--method",
+            help="auto: the complex step where every op is analytic, else adaptive steps; "
+            "complex, ridders: only those; central, forward, richardson: one step (--eps); "
+            "taylor: the Taylor remainder's convergence rate.",
+        ),
+    ] = Method.auto,
     fast: Annotated[
         bool,
         typer.Option(
@@ -81,6 +92,24 @@ def check_command(
     strict: Annotated[
         bool, typer.Option("--strict", help="Count non-differentiable points (kinks) as failures.")
     ] = False,
+    allow_undecided: Annotated[
+        bool,
+        typer.Option(
+            "--allow-undecided",
+            help="Pass although some elements are undecided (no finite difference can "
+            "decide them: overflow, a kink closer than any step, noise).",
+        ),
+    ] = False,
+    all_elements: Annotated[
+        bool,
+        typer.Option("--all", help="JSON and CSV: every compared element, not only the worst."),
+    ] = False,
+    directions: Annotated[
+        int,
+        typer.Option(
+            "--directions", min=1, help="Random directions per variable (--fast, taylor)."
+        ),
+    ] = 3,
     expect: Annotated[
         list[str] | None,
         typer.Option(
@@ -122,7 +151,8 @@ def check_command(
         agrad check "sum((w*x+b-y)**2)" --wrt w,b --set x=[1,2] --set y=[5,7] \\
             --set w=1 --set b=0 --expect w="2*sum((w*x+b-y)*x)"
 
-    compares autograd, central differences and the hand-derived formula.
+    compares autograd, numeric derivatives and the hand-derived formula. Each element
+    is pass, fail, kink or undecided; a failure says why (rule, step, precision, kink).
     """
     from ..check.checker import CheckOptions, check
     from . import render
@@ -156,12 +186,14 @@ def check_command(
         rtol=rtol,
         method=method.value,
         fast=fast,
+        directions=directions,
         order=order,
         strict=strict,
+        allow_undecided=allow_undecided,
         seed=seed,
     )
     report = check(session, options, formulas)
-    render.check_report(report, format_.value, precision)
+    render.check_report(report, format_.value, precision, all_elements)
     return int(ExitCode.OK if report.ok else ExitCode.CHECK_FAILED)
 
 
