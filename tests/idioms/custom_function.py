@@ -30,31 +30,25 @@ def function_exp_docstring(torch):
     'PyTorch notes "Extending PyTorch": LinearFunction with needs_input_grad and an optional bias'
 )
 def function_linear_needs_input_grad(torch):
-    class LinearFunction(torch.autograd.Function):
+    class Affine(torch.autograd.Function):
         @staticmethod
-        def forward(ctx, input, weight, bias=None):
-            ctx.save_for_backward(input, weight, bias)
-            output = input.mm(weight.t())
-            if bias is not None:
-                output += bias.unsqueeze(0).expand_as(output)
-            return output
+        def forward(ctx, x, w, b=None):
+            ctx.save_for_backward(x, w, b)
+            y = x.mm(w.t())
+            return y if b is None else y + b.unsqueeze(0).expand_as(y)
 
         @staticmethod
-        def backward(ctx, grad_output):
-            input, weight, bias = ctx.saved_tensors
-            grad_input = grad_weight = grad_bias = None
-            if ctx.needs_input_grad[0]:
-                grad_input = grad_output.mm(weight)
-            if ctx.needs_input_grad[1]:
-                grad_weight = grad_output.t().mm(input)
-            if bias is not None and ctx.needs_input_grad[2]:
-                grad_bias = grad_output.sum(0)
-            return grad_input, grad_weight, grad_bias
+        def backward(ctx, gy):
+            x, w, b = ctx.saved_tensors
+            gx = gy.mm(w) if ctx.needs_input_grad[0] else None
+            gw = gy.t().mm(x) if ctx.needs_input_grad[1] else None
+            gb = gy.sum(0) if b is not None and ctx.needs_input_grad[2] else None
+            return gx, gw, gb
 
     x = torch.linspace(-1.0, 1.0, 6).reshape(2, 3)
     w = torch.linspace(0.5, 1.5, 12).reshape(4, 3).requires_grad_()
     b = torch.tensor([0.1, 0.2, 0.3, 0.4], requires_grad=True)
-    out = LinearFunction.apply(x, w, b)
+    out = Affine.apply(x, w, b)
     out.pow(2).sum().backward()
     return {"out": val(out), "w_grad": val(w.grad), "b_grad": val(b.grad), "x_grad": x.grad}
 
@@ -121,64 +115,68 @@ def function_double_backward_square(torch):
 
 
 @idiom(
-    "PyTorch custom_function_double_backward_tutorial.py: Sinh returning exp(x), exp(-x) as outputs"
+    "PyTorch custom_function_double_backward_tutorial.py: intermediates (exp(x), exp(-x)) "
+    "returned as extra outputs so that double backward sees them (the tutorial's sinh; here cosh)"
 )
-def function_double_backward_sinh(torch):
-    class Sinh(torch.autograd.Function):
+def function_double_backward_intermediates(torch):
+    class Cosh(torch.autograd.Function):
         @staticmethod
         def forward(ctx, x):
-            expx = torch.exp(x)
-            expnegx = torch.exp(-x)
-            ctx.save_for_backward(expx, expnegx)
-            return (expx - expnegx) / 2, expx, expnegx
+            e_pos, e_neg = torch.exp(x), torch.exp(-x)
+            ctx.save_for_backward(e_pos, e_neg)
+            return (e_pos + e_neg) / 2, e_pos, e_neg
 
         @staticmethod
-        def backward(ctx, grad_out, grad_out_exp, grad_out_negexp):
-            expx, expnegx = ctx.saved_tensors
-            grad_input = grad_out * (expx + expnegx) / 2
-            grad_input += grad_out_exp * expx
-            grad_input -= grad_out_negexp * expnegx
-            return grad_input
+        def backward(ctx, g_out, g_pos, g_neg):
+            e_pos, e_neg = ctx.saved_tensors
+            g_in = g_out * (e_pos - e_neg) / 2
+            g_in = g_in + g_pos * e_pos
+            g_in = g_in - g_neg * e_neg
+            return g_in
 
-    def sinh(x):
-        return Sinh.apply(x)[0]
+    def cosh(x):
+        return Cosh.apply(x)[0]
 
-    x = torch.linspace(0.1, 0.9, 4).requires_grad_()
-    checks = [torch.autograd.gradcheck(sinh, x), torch.autograd.gradgradcheck(sinh, x)]
-    (grad_x,) = torch.autograd.grad(sinh(x).sum(), x, create_graph=True)
-    (second,) = torch.autograd.grad(grad_x.sum(), x)
-    return {"checks": checks, "grad": val(grad_x), "second": val(second)}
+    x = torch.linspace(-0.8, 0.9, 4).requires_grad_()
+    checks = [torch.autograd.gradcheck(cosh, x), torch.autograd.gradgradcheck(cosh, x)]
+    (g,) = torch.autograd.grad(cosh(x).sum(), x, create_graph=True)
+    (gg,) = torch.autograd.grad(g.sum(), x)
+    return {"checks": checks, "grad": val(g), "second": val(gg)}
 
 
-@idiom("PyTorch custom_function_double_backward_tutorial.py: Cube with a CubeBackward Function")
-def function_double_backward_cube(torch):
-    class CubeBackward(torch.autograd.Function):
+@idiom(
+    "PyTorch custom_function_double_backward_tutorial.py: a backward that is itself a custom "
+    "Function with its own backward (the tutorial's Cube/CubeBackward; here x**4)"
+)
+def function_double_backward_nested(torch):
+    class QuarticGrad(torch.autograd.Function):
         @staticmethod
-        def forward(ctx, grad_out, x):
-            ctx.save_for_backward(x, grad_out)
-            return grad_out * 3 * x**2
+        def forward(ctx, g_out, x):
+            ctx.save_for_backward(g_out, x)
+            return 4 * g_out * x**3
 
         @staticmethod
-        def backward(ctx, grad_out):
-            x, sav_grad_out = ctx.saved_tensors
-            dx = grad_out * sav_grad_out * 6 * x
-            dgrad_out = grad_out * 3 * x**2
-            return dgrad_out, dx
+        def backward(ctx, gg):
+            g_out, x = ctx.saved_tensors
+            return 4 * gg * x**3, 12 * gg * g_out * x**2
 
-    class Cube(torch.autograd.Function):
+    class Quartic(torch.autograd.Function):
         @staticmethod
         def forward(ctx, x):
             ctx.save_for_backward(x)
-            return x**3
+            return x**4
 
         @staticmethod
-        def backward(ctx, grad_out):
+        def backward(ctx, g_out):
             (x,) = ctx.saved_tensors
-            return CubeBackward.apply(grad_out, x)
+            return QuarticGrad.apply(g_out, x)
 
-    x = torch.tensor(2.0, requires_grad=True, dtype=torch.double)
-    checks = [torch.autograd.gradcheck(Cube.apply, x), torch.autograd.gradgradcheck(Cube.apply, x)]
-    (g,) = torch.autograd.grad(Cube.apply(x), x, create_graph=True)
+    x = torch.tensor(1.5, requires_grad=True, dtype=torch.double)
+    checks = [
+        torch.autograd.gradcheck(Quartic.apply, x),
+        torch.autograd.gradgradcheck(Quartic.apply, x),
+    ]
+    (g,) = torch.autograd.grad(Quartic.apply(x), x, create_graph=True)
     (gg,) = torch.autograd.grad(g, x)
     return {"checks": checks, "g": g.item(), "gg": gg.item()}
 
@@ -300,30 +298,27 @@ def function_setup_context_style(torch):
 
 
 @idiom(
-    "PyTorch FunctionCtx.save_for_backward docstring: Func(x, y, z) saving x, y, w, out and ctx.z"
+    "PyTorch FunctionCtx.save_for_backward docstring: inputs, an intermediate and the output "
+    "saved, a non-tensor kept on ctx, None returned for it"
 )
 def function_save_for_backward_docstring(torch):
-    class Func(torch.autograd.Function):
+    class Mix(torch.autograd.Function):
         @staticmethod
-        def forward(ctx, x, y, z):
-            w = x * y * z
-            out = x * y + y * z + w * y
-            ctx.save_for_backward(x, y, w, out)
-            ctx.z = z
+        def forward(ctx, p, q, k):
+            pq = p * q
+            out = pq * k + q * q
+            ctx.save_for_backward(p, q, pq, out)
+            ctx.k = k
             return out
 
         @staticmethod
-        def backward(ctx, grad_out):
-            x, y, w, out = ctx.saved_tensors
-            z = ctx.z
-            gx = grad_out * (y + y * z)
-            gy = grad_out * (x + z + w)
-            gz = None
-            return gx, gy, gz
+        def backward(ctx, g):
+            p, q, pq, out = ctx.saved_tensors
+            k = ctx.k
+            return g * q * k, g * (p * k + 2 * q), None
 
-    a = torch.tensor(1.0, requires_grad=True, dtype=torch.double)
-    b = torch.tensor(2.0, requires_grad=True, dtype=torch.double)
-    c = 4
-    d = Func.apply(a, b, c)
+    a = torch.tensor(1.5, requires_grad=True, dtype=torch.double)
+    b = torch.tensor(-2.0, requires_grad=True, dtype=torch.double)
+    d = Mix.apply(a, b, 3)
     d.backward()
     return {"d": d.item(), "a_grad": a.grad.item(), "b_grad": b.grad.item()}

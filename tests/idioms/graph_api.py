@@ -68,20 +68,20 @@ def graph_walk_next_functions(torch):
 
 @idiom("PyTorch autograd.graph.saved_tensors_hooks docstring: printing pack and unpack hooks")
 def graph_saved_tensors_hooks_print(torch):
-    def pack_hook(x):
-        print("Packing", x)
-        return x
+    def pack_hook(t):
+        print("saved:", t)
+        return t
 
-    def unpack_hook(x):
-        print("Unpacking", x)
-        return x
+    def unpack_hook(t):
+        print("used:", t)
+        return t
 
     def run():
-        a = torch.ones(5, requires_grad=True)
-        b = torch.ones(5, requires_grad=True) * 2
+        u = torch.tensor([0.5, 1.5, 2.5], requires_grad=True)
+        v = torch.tensor([3.0, 1.0, -1.0], requires_grad=True) * 3
         with torch.autograd.graph.saved_tensors_hooks(pack_hook, unpack_hook):
-            y = a * b
-        y.sum().backward()
+            w = u * v
+        w.sum().backward()
 
     return {"printed": printed(run)}
 

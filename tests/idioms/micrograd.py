@@ -5,34 +5,35 @@ from __future__ import annotations
 from ._registry import idiom
 
 
-@idiom("karpathy/micrograd test/test_engine.py test_sanity_check: torch.Tensor([-4.0]).double()")
+@idiom("karpathy/micrograd test/test_engine.py test_sanity_check: torch.Tensor([...]).double()")
 def micrograd_sanity_check(torch):
-    x = torch.Tensor([-4.0]).double()
+    # The test's API and kinds of ops (relu of products, nodes reused), our own expression.
+    x = torch.Tensor([-2.5]).double()
     x.requires_grad = True
-    z = 2 * x + 2 + x
-    q = z.relu() + z * x
-    h = (z * z).relu()
-    y = h + q + q * x
+    u = 3 * x + 1 - x
+    v = (u * x).relu() + u * 2
+    w = (u * u).relu() - v
+    y = w * x + v + v * v
     y.backward()
     return {"y": y.data.item(), "x_grad": x.grad.item()}
 
 
-@idiom("karpathy/micrograd test/test_engine.py test_more_ops: c + c + 1, (b - a).relu(), 10.0 / f")
+@idiom("karpathy/micrograd test/test_engine.py test_more_ops: rebinding sums, relu, ** and 7.0 / f")
 def micrograd_more_ops(torch):
-    a = torch.Tensor([-4.0]).double()
-    b = torch.Tensor([2.0]).double()
+    a = torch.Tensor([-3.0]).double()
+    b = torch.Tensor([1.5]).double()
     a.requires_grad = True
     b.requires_grad = True
-    c = a + b
-    d = a * b + b**3
-    c = c + c + 1
-    c = c + 1 + c + (-a)
-    d = d + d * 2 + (b + a).relu()
-    d = d + 3 * d + (b - a).relu()
-    e = c - d
+    c = a - b
+    d = b * a + a**2
+    c = c + 2 + c
+    c = 1 + c + (-b) + c
+    d = d * 3 + d + (a - b).relu()
+    d = 2 * d + d + (b - a).relu()
+    e = d - c
     f = e**2
-    g = f / 2.0
-    g = g + 10.0 / f
+    g = f / 4.0
+    g = g + 7.0 / f
     g.backward()
     return {"g": g.data.item(), "a_grad": a.grad.item(), "b_grad": b.grad.item()}
 
@@ -56,15 +57,15 @@ def micrograd_unary_unbound_methods(torch):
     "karpathy nn-zero-to-hero micrograd lecture: one neuron o = tanh(x1*w1 + x2*w2 + b) in torch"
 )
 def micrograd_lecture_neuron(torch):
-    x1 = torch.Tensor([2.0]).double()
+    x1 = torch.Tensor([1.5]).double()
     x1.requires_grad = True
-    x2 = torch.Tensor([0.0]).double()
+    x2 = torch.Tensor([-0.5]).double()
     x2.requires_grad = True
-    w1 = torch.Tensor([-3.0]).double()
+    w1 = torch.Tensor([-2.0]).double()
     w1.requires_grad = True
-    w2 = torch.Tensor([1.0]).double()
+    w2 = torch.Tensor([0.75]).double()
     w2.requires_grad = True
-    b = torch.Tensor([6.8813735870195432]).double()
+    b = torch.Tensor([3.25]).double()
     b.requires_grad = True
     n = x1 * w1 + x2 * w2 + b
     o = torch.tanh(n)
