@@ -175,18 +175,19 @@ def ladder(
     for k in range(max_levels):
         h = first_step[active] / RATIO**k
         hp, hm = (h, h) if actual is None else actual(elements[active], h)
-        with np.errstate(all="ignore"):
+        with np.errstate(all="ignore"):  # overflow, poles, domains: inf and nan are data here
             up = along(elements[active], hp)
             down = along(elements[active], -hm)
+            done = state.level(k, active, h, up, down, hp, hm)
         out.evaluations += 2 * active.size
-        done = state.level(k, active, h, up, down, hp, hm)
         if keep_trace:
             out.trace.append((k, active.copy(), h.copy(), state.last_gap.copy()))
         out.levels[active] = k + 1
         active = active[~done]
         if not active.size:
             break
-    state.finish(out, finite0)
+    with np.errstate(all="ignore"):
+        state.finish(out, finite0)
     return out
 
 

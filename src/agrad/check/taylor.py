@@ -64,7 +64,8 @@ def taylor(
     for h, r in zip(steps, residual, strict=True):
         rate = None
         if previous is not None and previous > 0 and r > 0:
-            rate = float(np.log2(previous / r))
+            with np.errstate(all="ignore"):
+                rate = float(np.log2(previous / r))
         rows.append(TaylorRow(float(h), float(r), rate))
         previous = r
     result = TaylorResult("undecided", rows)
