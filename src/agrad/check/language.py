@@ -22,7 +22,7 @@ from .checker import check_target, compare_variable
 from .options import CheckOptions
 from .report import CheckReport, ExpectReport
 from .targets import Variable, tape_batch
-from .verdict import Tolerance
+from .verdict import KINK, Tolerance
 
 if TYPE_CHECKING:
     from ..lang.session import Session
@@ -158,7 +158,12 @@ def _expect(target: ProgramTarget, name: str, formula: str, autograd, options) -
     tol = Tolerance.default(target.dtype, options.atol, options.rtol)
     tau = tol.of(autograd.analytic, value.reshape(1, -1), np.asarray(out.data).reshape(-1),
                  t.data.reshape(-1)).reshape(t.shape)  # fmt: skip
-    formula_vs_autograd = bool(np.all(np.abs(value - a) <= tau))
+    # Two valid subgradients at a kink may differ: compare them where autograd is smooth.
+    smooth = (autograd.verdicts != KINK).reshape(t.shape)
+    formula_vs_autograd = bool(np.all((np.abs(value - a) <= tau) | ~smooth))
+    left = np.where(smooth, np.nan, autograd.left.reshape(t.shape))
+    right = np.where(smooth, np.nan, autograd.right.reshape(t.shape))
     return ExpectReport(
-        formula, value, a, numeric, formula_vs_autograd, formula_report.ok, autograd.ok
-    )
+        formula, value, a, numeric, formula_vs_autograd, formula_report.ok, autograd.ok,
+        left, right,
+    )  # fmt: skip

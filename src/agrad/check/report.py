@@ -87,9 +87,11 @@ class ExpectReport:
     value: np.ndarray
     analytic: np.ndarray
     numeric: np.ndarray
-    formula_vs_autograd: bool
+    formula_vs_autograd: bool  # where autograd is smooth (two subgradients may differ)
     formula_vs_numeric: bool
     autograd_vs_numeric: bool
+    left: np.ndarray | None = None  # one-sided derivatives where the point is a kink (else nan)
+    right: np.ndarray | None = None
 
     @property
     def ok(self) -> bool:
@@ -110,7 +112,7 @@ class ExpectReport:
     def to_dict(self) -> dict[str, Any]:
         from .serial import to_json
 
-        return {
+        entry = {
             "formula": self.formula,
             "ok": self.ok,
             "verdict": self.verdict(),
@@ -118,6 +120,9 @@ class ExpectReport:
             "autograd": to_json(self.analytic),
             "numeric": to_json(self.numeric),
         }
+        if self.left is not None and np.isfinite(self.left).any():
+            entry["one_sided"] = [to_json(self.left), to_json(self.right)]
+        return entry
 
 
 @dataclass

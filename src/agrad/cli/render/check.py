@@ -154,11 +154,15 @@ def _expect_table(out: Any, name: str, x: Any, precision: int) -> None:
             table.add_row("…", "…", "…", "…")
             continue
         idx = tuple(int(i) for i in np.unravel_index(row, shape)) if shape else ()
+        numeric = number(np.asarray(x.numeric)[idx], precision)
+        if x.left is not None and np.isfinite(np.asarray(x.left)[idx]):  # a kink: the interval
+            lo, hi = sorted((np.asarray(x.left)[idx], np.asarray(x.right)[idx]))
+            numeric = f"kink [{number(lo, precision)}, {number(hi, precision)}]"
         table.add_row(
             index_label(idx),
             number(np.asarray(x.value)[idx], precision),
             number(np.asarray(x.analytic)[idx], precision),
-            number(np.asarray(x.numeric)[idx], precision),
+            numeric,
         )
     out.print(table)
 
