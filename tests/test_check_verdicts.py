@@ -307,3 +307,35 @@ def test_gradcheck_checks_a_float32_rule_in_float64():
     with scaled("tanh", 1.001):
         assert not agrad.autograd.gradcheck(lambda v: agrad.tanh(v).sum(), (x,),
                                             raise_exception=False)  # fmt: skip
+
+
+# ---- where a nan or inf came from ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "program, x, phase, column",
+    [
+        ("y = log(x); sum(y * 2)", "[1, 0, 2]", "forward", 5),  # log(0) = -inf
+        ("sum(x * 2) + sum(sqrt(x))", "[0.0, 1.0]", "backward", 18),  # sqrt'(0) = inf
+    ],
+)
+def test_check_names_the_op_where_a_nan_or_inf_first_appeared(cli, program, x, phase, column):
+    report = check(cli, program, [f"x={x}"])
+    anomaly = report["anomaly"]
+    assert (anomaly["phase"], anomaly["line"], anomaly["column"]) == (phase, 1, column)
+    result = cli(["check", program, "--set", f"x={x}", "--wrt", "x"])
+    lines = result.out.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("anomaly:"))
+    shown = lines.index(program, at)  # the program line, then the caret under the op
+    assert lines[shown + 1].index("^") == column - 1
+
+
+def test_no_anomaly_is_reported_when_everything_is_finite(cli):
+    assert check(cli, TUTORIAL_ARGS[0], TUTORIAL_ARGS[4::2], "w,b")["anomaly"] is None
+
+
+def test_a_value_that_is_not_finite_settles_at_once(cli):
+    """f(x) = -inf: no step can help, so the ladder does not walk all its levels."""
+    report = check(cli, "sum(log(x))", ["x=[0.0]"])
+    assert report["variables"]["x"]["verdict"] == "undecided"
+    assert report["evaluations_per_element"] <= 8

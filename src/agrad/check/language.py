@@ -114,6 +114,7 @@ def check_session(session: Session, options: CheckOptions, expect: dict[str, str
     if missing:
         raise AgradValueError(f"--expect {sorted(missing)[0]}: also name it in --wrt")
     report = check_target(target, options)
+    report.anomaly = _anomaly(target, report)
     for name, variable in report.variables.items():
         if not options.fast:
             variable.unused = target.unused(name)
@@ -124,6 +125,17 @@ def check_session(session: Session, options: CheckOptions, expect: dict[str, str
 
                 variable.diagnosis = Diagnosis("expect", variable.expect.verdict())
     return report
+
+
+def _anomaly(target: ProgramTarget, report: CheckReport):
+    """Where the first nan or inf came from, when the value or a gradient has one."""
+    from ..lang import anomaly
+
+    values = [target.output.data, *(v.analytic for v in report.variables.values())]
+    if all(np.all(np.isfinite(np.asarray(v, dtype=np.float64))) for v in values):
+        return None
+    seed = None if target.output.data.size == 1 else wrap(np.ones_like(target.output.data))
+    return anomaly.find(target.session.program, target.run, list(target.tensors.values()), seed)
 
 
 def _expect(target: ProgramTarget, name: str, formula: str, autograd, options) -> ExpectReport:

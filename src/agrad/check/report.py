@@ -311,7 +311,7 @@ class CheckReport:
     fast: bool = False
     dtype: str = "float64"
     evaluations: int = 0  # function evaluations the numeric side used
-    anomaly: str | None = None  # where a nan or inf first appeared, if one did
+    anomaly: Any = None  # where a nan or inf first appeared (agrad.lang.anomaly.Anomaly)
 
     @property
     def ok(self) -> bool:
@@ -331,7 +331,7 @@ class CheckReport:
             "dtype": self.dtype,
             "evaluations": self.evaluations,
             "evaluations_per_element": json_number(self.evaluations / max(compared, 1)),
-            "anomaly": self.anomaly,
+            "anomaly": None if self.anomaly is None else self.anomaly.to_dict(),
         }
 
     def rows(self, all_elements: bool = False) -> list[list[Any]]:

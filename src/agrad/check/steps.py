@@ -282,6 +282,9 @@ class _LadderState:
 
     def _settled(self, k, active, best, best_err) -> np.ndarray:
         """Elements whose every output has a clear outcome at this level."""
+        lost = ~np.isfinite(self.f0[:, active])  # f(x) itself is not finite: no step helps
+        if lost.all():
+            return np.ones(active.size, dtype=bool)
         if k < 2:
             return np.zeros(active.size, dtype=bool)
         last = np.full((self.m, active.size), k)
@@ -293,7 +296,7 @@ class _LadderState:
             gap = np.abs(self.claim[:, active] - best)
             settled |= smooth & (best_err <= target) & (gap > 4 * (target + best_err))
         settled |= (shape == SHAPE_KINK) | (shape == SHAPE_NOISE) | (shape == SHAPE_FLAT)
-        return settled.all(axis=0)
+        return (settled | lost).all(axis=0)
 
     def _signature(self, columns, last) -> np.ndarray:
         """How the gap and the one-sided quotients scaled over the last levels each element
