@@ -20,7 +20,7 @@ from . import steps as S
 from .diagnosis import diagnose
 from .numeric import default_eps, differences
 from .options import FIXED, CheckOptions
-from .report import CheckReport, VariableReport
+from .report import CheckReport, ExpectReport, VariableReport
 from .targets import Target, Variable
 from .verdict import (
     FAIL,
@@ -40,7 +40,7 @@ from .verdict import (
 if TYPE_CHECKING:
     from ..lang.session import Session
 
-__all__ = ["CheckOptions", "check", "check_target", "compare_variable"]
+__all__ = ["CheckOptions", "check", "check_target", "compare_variable", "judge_claim"]
 
 
 def check(
@@ -240,3 +240,28 @@ def _precision_triage(analytic64, numeric, options, f0, x, estimate, verdicts, r
     reasons[precision] = PRECISION
     verdicts[rule] = FAIL
     reasons[rule] = wide_reasons[rule]
+
+
+def judge_claim(
+    target: Target,
+    name: str,
+    claim: np.ndarray,
+    autograd: VariableReport,
+    options: CheckOptions,
+    label: str,
+) -> ExpectReport:
+    """A second claim (a hand-derived formula, a hand-written gradient) judged by the same
+    rules as autograd's, and beside it: which of the three disagree."""
+    claim = np.asarray(claim, dtype=np.float64).reshape(autograd.analytic.shape)
+    rng = np.random.default_rng(options.seed)
+    report = compare_variable(target, name, options, rng, claim=claim)
+    shape = tuple(autograd.out_shape) + tuple(autograd.in_shape)
+    # Two valid subgradients at a kink may differ: compare them where autograd is smooth.
+    smooth = autograd.verdicts != KINK
+    tau = np.maximum(autograd.tolerance, report.tolerance)
+    agree = bool(np.all((np.abs(claim - autograd.analytic) <= tau) | ~smooth))
+    left = np.where(smooth, np.nan, autograd.left).reshape(shape)
+    right = np.where(smooth, np.nan, autograd.right).reshape(shape)
+    return ExpectReport(label, claim.reshape(shape), autograd.analytic.reshape(shape),
+                        autograd.numeric.reshape(shape), agree, report.ok, autograd.ok, left,
+                        right)  # fmt: skip

@@ -18,11 +18,10 @@ from ..engine.functional import batched_jacobian
 from ..engine.replay import Tape
 from ..engine.tensor import wrap
 from ..errors import AgradError, AgradValueError
-from .checker import check_target, compare_variable
+from .checker import check_target, judge_claim
 from .options import CheckOptions
 from .report import CheckReport, ExpectReport
 from .targets import Variable, tape_batch
-from .verdict import KINK, Tolerance
 
 if TYPE_CHECKING:
     from ..lang.session import Session
@@ -163,19 +162,4 @@ def _expect(target: ProgramTarget, name: str, formula: str, autograd, options) -
             f"--expect {name}: the formula has shape {np.shape(value)}, but {name} has shape "
             f"{tuple(t.shape)}"
         ) from None
-    rng = np.random.default_rng(options.seed)
-    formula_report = compare_variable(target, name, options, rng, claim=value.reshape(1, -1))
-    a = autograd.analytic.reshape(t.shape)
-    numeric = autograd.numeric.reshape(t.shape)
-    tol = Tolerance.default(target.dtype, options.atol, options.rtol)
-    tau = tol.of(autograd.analytic, value.reshape(1, -1), np.asarray(out.data).reshape(-1),
-                 t.data.reshape(-1)).reshape(t.shape)  # fmt: skip
-    # Two valid subgradients at a kink may differ: compare them where autograd is smooth.
-    smooth = (autograd.verdicts != KINK).reshape(t.shape)
-    formula_vs_autograd = bool(np.all((np.abs(value - a) <= tau) | ~smooth))
-    left = np.where(smooth, np.nan, autograd.left.reshape(t.shape))
-    right = np.where(smooth, np.nan, autograd.right.reshape(t.shape))
-    return ExpectReport(
-        formula, value, a, numeric, formula_vs_autograd, formula_report.ok, autograd.ok,
-        left, right,
-    )  # fmt: skip
+    return judge_claim(target, name, value.reshape(1, -1), autograd, options, formula)

@@ -28,8 +28,9 @@ class NumpyTarget:
         values: Mapping[str, Any],
         wrt: Sequence[str],
         label: str = "the function",
+        grad_label: str = "the gradient function",
     ) -> None:
-        self.func, self.grad, self.label = func, grad, label
+        self.func, self.grad, self.label, self.grad_label = func, grad, label, grad_label
         self.values = {k: np.asarray(v) for k, v in values.items()}
         self.names = list(wrt)
         for name in self.names:
@@ -41,10 +42,12 @@ class NumpyTarget:
         self._claims: dict[bool, dict[str, np.ndarray]] = {}
 
     def _value(self, values: Mapping[str, Any]) -> np.ndarray:
-        out = np.asarray(self.func(**values))
+        result = self.func(**values)
+        out = np.asarray(result)
         if out.dtype.kind not in "fiub":
             raise AgradValueError(
-                f"{self.label} must return numbers (an array or a float), got {out.dtype}"
+                f"{self.label} must return numbers (an array or a float), got a "
+                f"{type(result).__name__}"
             )
         return out
 
@@ -68,37 +71,53 @@ class NumpyTarget:
     def _gradients(self, values: Mapping[str, Any]) -> dict[str, np.ndarray]:
         if self.grad is None:
             raise AgradValueError(f"{self.label}: a gradient function is needed (--grad)")
-        result = self.grad(**values)
-        if isinstance(result, Mapping):
-            missing = [n for n in self.names if n not in result]
-            if missing:
-                raise AgradValueError(f"the gradient function returned no entry for {missing[0]!r}")
-            parts = [result[n] for n in self.names]
-        elif isinstance(result, (tuple, list)):
-            parts = list(result)
-        else:
-            parts = [result]
-        if len(parts) != len(self.names):
-            raise AgradValueError(
-                f"the gradient function returned {len(parts)} array(s); expected one per "
-                f"--wrt variable ({', '.join(self.names)}), in that order"
-            )
-        m = self.out.size
-        claims = {}
-        for name, part in zip(self.names, parts, strict=True):
-            array = np.asarray(part, dtype=np.float64)
-            shape = self.values[name].shape
-            expected = tuple(self.out.shape) + tuple(shape)
-            if array.shape != expected and not (m == 1 and array.shape == tuple(shape)):
-                raise AgradValueError(
-                    f"the gradient for {name!r} has shape {array.shape}; expected {expected} "
-                    "(output shape + variable shape)"
-                )
-            claims[name] = array.reshape(m, int(np.prod(shape)) if shape else 1)
-        return claims
+        shapes = {n: self.values[n].shape for n in self.names}
+        return hand_claims(self.grad(**values), self.names, shapes, self.out.shape,
+                           self.grad_label)  # fmt: skip
 
     def vjp(self, name: str, u: np.ndarray) -> np.ndarray:
         return self.claim(name).T @ np.asarray(u, dtype=np.float64).reshape(-1)
+
+
+def hand_claims(
+    result: Any, names: list[str], shapes: Mapping[str, tuple], out_shape: tuple,
+    label: str = "the gradient function",
+) -> dict[str, np.ndarray]:  # fmt: skip
+    """A hand-written gradient's result as one (m, n) claim per variable: an array for one
+    variable, a tuple/list (in ``names`` order) or a dict by name for several; each the
+    gradient (a scalar output) or the Jacobian block output.shape + variable.shape."""
+    if isinstance(result, Mapping):
+        missing = [n for n in names if n not in result]
+        if missing:
+            raise AgradValueError(f"{label} returned no entry for {missing[0]!r}")
+        parts = [result[n] for n in names]
+    elif isinstance(result, (tuple, list)):
+        parts = list(result)
+    else:
+        parts = [result]
+    if len(parts) != len(names):
+        raise AgradValueError(
+            f"{label} returned {len(parts)} array(s); expected one per --wrt variable "
+            f"({', '.join(names)}), in that order"
+        )
+    m = int(np.prod(out_shape)) if out_shape else 1
+    claims = {}
+    for name, part in zip(names, parts, strict=True):
+        try:
+            array = np.asarray(part, dtype=np.float64)
+        except (TypeError, ValueError):
+            raise AgradValueError(
+                f"{label} returned a {type(part).__name__} for {name!r}; expected an array"
+            ) from None
+        shape = tuple(shapes[name])
+        expected = tuple(out_shape) + shape
+        if array.shape != expected and not (m == 1 and array.shape == shape):
+            raise AgradValueError(
+                f"{label}: the gradient for {name!r} has shape {array.shape}; expected "
+                f"{expected} (output shape {tuple(out_shape)} + {name}'s shape {shape})"
+            )
+        claims[name] = array.reshape(m, int(np.prod(shape)) if shape else 1)
+    return claims
 
 
 def _wide(value: np.ndarray) -> np.ndarray:

@@ -118,6 +118,35 @@ def check_command(
             help='A hand-derived gradient to compare, e.g. w="2*sum((w*x+b-y)*x)". Repeatable.',
         ),
     ] = None,
+    python: Annotated[
+        str | None,
+        typer.Option(
+            "--python",
+            metavar="FILE.py:NAME",
+            help="Check a Python function of yours instead of a program (this runs your "
+            "code): written with 'import agrad as torch' (autograd), NumPy (with --grad), "
+            "or PyTorch. Its parameters are bound by name with --set.",
+        ),
+    ] = None,
+    grad: Annotated[
+        str | None,
+        typer.Option(
+            "--grad",
+            metavar="FILE.py:NAME",
+            help="With --python: a hand-written gradient, called like the function, "
+            "returning one array per --wrt parameter (a Jacobian block for a non-scalar "
+            "output).",
+        ),
+    ] = None,
+    grad_output: Annotated[
+        str | None,
+        typer.Option(
+            "--grad-output",
+            metavar="VALUE",
+            help="With --python and a non-scalar output: check the vector-Jacobian product "
+            "with this cotangent instead of the whole Jacobian.",
+        ),
+    ] = None,
     suite: Annotated[
         str | None,
         typer.Option(
@@ -168,18 +197,6 @@ def check_command(
         return _run_suite(suite, program, file, update_golden, junit_xml, format_, precision)
     if update_golden or junit_xml:
         raise AgradValueError("--update-golden and --junit-xml go with --suite FILE.toml")
-    formulas = dict(_split_expect(e) for e in expect or [])
-    names = [*(wrt or []), *formulas]
-    if not names:
-        raise AgradValueError("--wrt is required: name the variables to check, e.g. --wrt w,b")
-    try:
-        session = _session(program, file, set_, names, dtype, seed, max_elements)
-    except AgradNameError as exc:  # a name only --expect gave: say so
-        only = [n for n in formulas if n not in ",".join(wrt or []).split(",")]
-        bad = next((n for n in only if str(exc).startswith(f"--wrt {n}:")), None)
-        if bad is None:
-            raise
-        raise AgradNameError(str(exc).replace(f"--wrt {bad}", f"--expect {bad}", 1)) from None
     options = CheckOptions(
         eps=eps,
         atol=atol,
@@ -192,6 +209,25 @@ def check_command(
         allow_undecided=allow_undecided,
         seed=seed,
     )
+    if python is not None or grad is not None or grad_output is not None:
+        from .check_python import check_python
+
+        report = check_python(program, file, python, grad, grad_output, set_, wrt, expect,
+                              options, dtype.value, seed)  # fmt: skip
+        render.check_report(report, format_.value, precision, all_elements)
+        return int(ExitCode.OK if report.ok else ExitCode.CHECK_FAILED)
+    formulas = dict(_split_expect(e) for e in expect or [])
+    names = [*(wrt or []), *formulas]
+    if not names:
+        raise AgradValueError("--wrt is required: name the variables to check, e.g. --wrt w,b")
+    try:
+        session = _session(program, file, set_, names, dtype, seed, max_elements)
+    except AgradNameError as exc:  # a name only --expect gave: say so
+        only = [n for n in formulas if n not in ",".join(wrt or []).split(",")]
+        bad = next((n for n in only if str(exc).startswith(f"--wrt {n}:")), None)
+        if bad is None:
+            raise
+        raise AgradNameError(str(exc).replace(f"--wrt {bad}", f"--expect {bad}", 1)) from None
     report = check(session, options, formulas)
     render.check_report(report, format_.value, precision, all_elements)
     return int(ExitCode.OK if report.ok else ExitCode.CHECK_FAILED)

@@ -24,12 +24,14 @@ def check_json(report: Any, all_elements: bool = False) -> dict[str, Any]:
 
 
 def _settings(report: Any) -> str:
-    how = {
-        "auto": "complex step where analytic, adaptive steps elsewhere",
-        "complex": "complex step",
-        "ridders": "adaptive steps",
-        "taylor": "Taylor remainder test",
-    }.get(report.method, f"{report.method} differences")
+    if report.method in ("auto", "complex", "ridders"):  # say what was actually used
+        exact = sum(int(v.complex_step.sum()) for v in report.variables.values())
+        total = sum(v.complex_step.size for v in report.variables.values())
+        how = ("complex step" if exact == total else "adaptive steps" if not exact
+               else f"complex step ({exact} of {total} elements), adaptive steps")  # fmt: skip
+    else:
+        how = "Taylor remainder test" if report.method == "taylor" else (
+            f"{report.method} differences")  # fmt: skip
     if report.fast:
         how = f"random-direction projections ({how})"
     eps = f", eps {report.eps:.3g}" if report.eps is not None else ""
@@ -147,9 +149,10 @@ def _taylor_table(name: str, data: dict) -> Any:
 
 
 def _expect_table(out: Any, name: str, x: Any, precision: int) -> None:
+    hand = x.formula.startswith("--grad")
     table = _table(
-        f"{name}: expect {x.formula}",
-        ["index", "formula", "autograd", "finite differences"],
+        f"{name}: {x.formula}" if hand else f"{name}: expect {x.formula}",
+        ["index", "hand gradient" if hand else "formula", "autograd", "finite differences"],
         x.verdict(),
     )
     shape = np.shape(x.value)
