@@ -339,3 +339,16 @@ def test_a_value_that_is_not_finite_settles_at_once(cli):
     report = check(cli, "sum(log(x))", ["x=[0.0]"])
     assert report["variables"]["x"]["verdict"] == "undecided"
     assert report["evaluations_per_element"] <= 8
+
+
+# ---- bounded time ------------------------------------------------------------------------
+
+
+def test_a_check_too_long_to_finish_is_refused_up_front(cli):
+    """Element by element, a check costs n evaluations of an O(n) function: 10^5 inputs
+    would take many minutes. It is refused with the way out; --fast does it at once."""
+    argv = ["check", "sum(sin(x)*x**2)", "--set", "x=linspace(-1, 1, 100000)", "--wrt", "x"]
+    result = cli([*argv, "--max-seconds", "20"])
+    assert result.code == 2 and "--fast" in result.err and "--max-seconds" in result.err
+    assert result.seconds < 10
+    assert cli([*argv, "--fast"]).code == 0

@@ -11,11 +11,12 @@ precision is at fault; a failing variable gets a diagnosis with its evidence
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..errors import AgradValueError
+from ..errors import AgradLimitError, AgradValueError
 from . import steps as S
 from .diagnosis import diagnose
 from .numeric import default_eps, differences
@@ -156,6 +157,7 @@ def numeric_jacobian(
     if n == 0:
         return S.Numeric.empty(m, 0)
     use_complex = var.complex_batch is not None and options.method in ("auto", "complex")
+    _within_budget(var, options, use_complex)
     if options.method == "complex" and var.complex_batch is None:
         raise AgradValueError(
             "--method complex needs a function whose every op is analytic (no relu, abs, "
@@ -179,6 +181,42 @@ def numeric_jacobian(
         )
         result.merge(rest, climbed)
     return result
+
+
+BUDGET_SAMPLE = 16  # points evaluated to estimate a check's time
+
+
+def _within_budget(var: Variable, options: CheckOptions, exact: bool) -> None:
+    """Refuse, before the work, a check whose cost (elements x evaluations, each of the
+    whole function) would exceed --max-seconds: it grows as the square of the input."""
+    n = var.size
+    if n <= 4 * BUDGET_SAMPLE:
+        return
+    sample = np.repeat(var.base.reshape(1, -1), BUDGET_SAMPLE, axis=0)
+    sample = sample.reshape(BUDGET_SAMPLE, *var.base.shape)
+    per_point = np.inf
+    for _ in range(2):  # the first call pays one-time costs (caches, page faults)
+        started = time.perf_counter()
+        var.batch(sample)
+        per_point = min(per_point, (time.perf_counter() - started) / BUDGET_SAMPLE)
+    # The fewest evaluations per element each method takes: one complex step (complex
+    # arithmetic costs about three real evaluations), or three levels of two.
+    passes = 3.0 if exact else 6.0
+    estimate = per_point * n * passes
+    if estimate > options.max_seconds:
+        raise AgradLimitError(
+            f"checking a variable of {n:,} elements one by one would take at least "
+            f"{_duration(estimate)} (each element needs the whole function evaluated, "
+            f"{per_point * 1e3:.3g} ms a point); use --fast (random projections: a few "
+            "evaluations in all), or raise the budget with --max-seconds"
+        )
+
+
+def _duration(seconds: float) -> str:
+    for unit, size in (("days", 86400), ("hours", 3600), ("minutes", 60)):
+        if seconds >= 2 * size:
+            return f"{seconds / size:.3g} {unit}"
+    return f"{seconds:.3g} s"
 
 
 def _fixed(var: Variable, options: CheckOptions):

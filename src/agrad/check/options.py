@@ -49,6 +49,11 @@ class CheckOptions:
         False, "pass although some elements are undecided", (bool,), "true or false"
     )
     seed: int = _opt(0, "seed of the random directions", (int,), "a whole number >= 0")
+    max_seconds: float = _opt(
+        600.0,
+        "refuse a check estimated (from a first block of evaluations) to take longer",
+        (int, float), "a number of seconds",
+    )  # fmt: skip
 
     def __post_init__(self) -> None:
         """Refuse settings that would make a check meaningless (a NaN step passes nothing)."""
@@ -98,4 +103,6 @@ def _problem(name: str, value: Any) -> str | None:
         return f"must be at least 1, got {value}"
     if name == "seed" and value < 0:
         return f"must be a whole number >= 0, got {value}"
+    if name == "max_seconds" and not value > 0:
+        return f"must be a positive number of seconds, got {value}"
     return None

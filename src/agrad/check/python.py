@@ -100,7 +100,7 @@ def _import_file(path: Path, label: str) -> Any:
 
 
 def framework(func: Callable, module: Any) -> str:
-    """"agrad", "torch" or "numpy": what the function's module imported as its tensors."""
+    """ "agrad", "torch" or "numpy": what the function's module imported as its tensors."""
     import agrad
 
     values = list(vars(module).values()) + list(getattr(func, "__globals__", {}).values())
@@ -139,8 +139,7 @@ def bind(
             arguments[p.name] = values[p.name]
         elif p.default is inspect.Parameter.empty:
             raise AgradValueError(
-                f"{label}: parameter {p.name!r} has no default: give it with "
-                f"--set {p.name}=VALUE"
+                f"{label}: parameter {p.name!r} has no default: give it with --set {p.name}=VALUE"
             )
     for name in wrt:
         if name not in names:
@@ -256,8 +255,7 @@ def _projected(call: Callable, hand: Callable | None, u: np.ndarray, kind: str):
             return (out * weights).sum()
         except Exception as exc:
             raise AgradValueError(
-                f"--grad-output has shape {np.shape(u)}, the output {tuple(out.shape)}: "
-                f"{exc}"
+                f"--grad-output has shape {np.shape(u)}, the output {tuple(out.shape)}: {exc}"
             ) from None
 
     def contract(block: Any) -> np.ndarray:  # a Jacobian block: output.shape + variable.shape

@@ -104,6 +104,14 @@ def check_command(
         bool,
         typer.Option("--all", help="JSON and CSV: every compared element, not only the worst."),
     ] = False,
+    max_seconds: Annotated[
+        float,
+        typer.Option(
+            "--max-seconds",
+            min=0.0,
+            help="Refuse a check estimated (from a first block of evaluations) to take longer.",
+        ),
+    ] = 600.0,
     directions: Annotated[
         int,
         typer.Option(
@@ -208,6 +216,7 @@ def check_command(
         strict=strict,
         allow_undecided=allow_undecided,
         seed=seed,
+        max_seconds=max_seconds,
     )
     if python is not None or grad is not None or grad_output is not None:
         from .check_python import check_python
