@@ -34,7 +34,7 @@ SHAPE_OPEN, SHAPE_SMOOTH, SHAPE_FLAT, SHAPE_KINK, SHAPE_NEAR, SHAPE_NOISE = rang
 
 EPS = float(np.finfo(np.float64).eps)
 RATIO = 4.0  # step ratio between ladder levels
-START = 2.0**-8  # the first step, times max(1, |x_j|)
+START = 2.0**-10  # the first step, times max(1, |x_j|)
 SMALLEST = 2.0**-46  # the last step, times max(1, |x_j|): about where x + h rounds to x
 MAX_LEVELS = int(np.ceil(np.log(START / SMALLEST) / np.log(RATIO))) + 1
 COMPLEX_STEPS = (1e-20, 1e-26)  # two steps: a step-dependent result means the complex step lies
@@ -298,8 +298,16 @@ class _LadderState:
         lost = ~np.isfinite(self.f0[:, active])  # f(x) itself is not finite: no step helps
         if lost.all():
             return np.ones(active.size, dtype=bool)
-        if k < 2:
+        if k == 0:
             return np.zeros(active.size, dtype=bool)
+        if k == 1:  # two levels: only a textbook smooth point, converged well past need
+            g0, g1 = self.gaps[0][:, active], self.gaps[1][:, active]
+            quiet = g1 <= np.maximum(4 * self.gap_noise[1][:, active], 1e-300)
+            quiet &= g0 <= np.maximum(4 * self.gap_noise[0][:, active], 1e-300)
+            with np.errstate(all="ignore"):
+                clean = (g0 / g1 >= 3.2) & (g0 / g1 <= 5.0)  # the gap falls as h, no faster
+            settled = (clean | quiet) & (best_err <= self.target[:, active] / 16)
+            return (settled | lost).all(axis=0)
         last = np.full((self.m, active.size), k)
         shape = self._signature(active, last)
         target = self.target[:, active]
