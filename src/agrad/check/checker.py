@@ -108,9 +108,11 @@ def compare_variable(
         estimate, evaluations = d.jacobian, evaluations + d.evaluations
     size = np.maximum(np.abs(f0), numeric.magnitude) if numeric.magnitude is not None else f0
     tau = tol.of(claim, numeric.estimate if estimate is None else estimate, size, x)
-    verdicts, reasons = judge(claim, numeric, tau, options.strict, estimate)
+    x_scale = float(np.max(np.abs(x), initial=0.0))
+    verdicts, reasons = judge(claim, numeric, tau, options.strict, estimate, x_scale)
     if estimate is not None:  # a forced step that fails where the adaptive one passes
-        adaptive, _ = judge(claim, numeric, tol.of(claim, numeric.estimate, size, x))
+        adaptive, _ = judge(claim, numeric, tol.of(claim, numeric.estimate, size, x),
+                            x_scale=x_scale)  # fmt: skip
         step_only = (verdicts == FAIL) & (reasons == RULE) & (adaptive == PASS)
         reasons[step_only] = STEP
     tests, more = _subgradient_tests(var, f0, claim, tau, verdicts, reasons, rng)
@@ -272,7 +274,8 @@ def _precision_triage(analytic64, numeric, options, f0, x, estimate, verdicts, r
     precision when only the float32 one does."""
     tol64 = Tolerance.default("float64", options.atol, options.rtol)
     tau64 = tol64.of(analytic64, numeric.estimate if estimate is None else estimate, f0, x)
-    wide, wide_reasons = judge(analytic64, numeric, tau64, options.strict, estimate)
+    x_scale = float(np.max(np.abs(x), initial=0.0))
+    wide, wide_reasons = judge(analytic64, numeric, tau64, options.strict, estimate, x_scale)
     rule = wide == FAIL
     precision = (verdicts == FAIL) & ~rule & (reasons == RULE)
     reasons[precision] = PRECISION

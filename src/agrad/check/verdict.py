@@ -85,10 +85,16 @@ def judge(
     tau: np.ndarray,
     strict: bool = False,
     estimate: np.ndarray | None = None,
+    x_scale: float = 1.0,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Each element's verdict and reason. ``estimate`` replaces the numeric estimate for a
     fixed-step method (compared plainly, without its error); kinks and undecided points
     are still told by the adaptive ``numeric``."""
+    # Where f does not change at all along an element (every difference exactly 0, no
+    # rounding either: f is 0 there), the truth is 0 and a claim of rounding size — the
+    # residue of terms that cancel, as autograd leaves it — is right.
+    flat = (numeric.estimate == 0) & (numeric.error == 0)
+    tau = np.where(flat, np.maximum(tau, 64 * S.EPS * max(1.0, x_scale)), tau)
     verdict = np.full(claim.shape, PASS, dtype=np.int8)
     reason = np.zeros(claim.shape, dtype=np.int8)
     fixed = estimate is not None
