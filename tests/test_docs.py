@@ -91,10 +91,20 @@ def inline_examples() -> list[str]:
 
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory):
+    """The examples' folder: the TOML block as checks.toml, and each block that starts
+    with ``# NAME.py`` (the files `check --python` examples name) as that file."""
+    import textwrap
+
     path = tmp_path_factory.mktemp("readme")
     for language, text in fenced_blocks():
         if language == "toml":
             (path / "checks.toml").write_text(text)
+    indented = re.findall(r"^( +)```\n(.*?)^ +```$", README.read_text(), flags=re.M | re.S)
+    for _indent, text in indented:
+        code = textwrap.dedent(text)
+        name = re.match(r"# (\w+\.py)\n", code)
+        if name:
+            (path / name.group(1)).write_text(code)
     return path
 
 

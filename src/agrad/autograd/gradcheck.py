@@ -1,19 +1,26 @@
-"""torch.autograd.gradcheck / gradgradcheck on agrad's finite-difference core.
+"""torch.autograd.gradcheck / gradgradcheck on agrad's checker.
 
-Pass rule (PyTorch's): |analytic - numeric| <= atol + rtol * |numeric|, elementwise.
+The same machinery as ``agrad check``: the numeric Jacobian by adaptive steps (or one
+forced step when ``eps`` is given), per-element verdicts with kinks and undecided
+points, a float32 claim triaged against its float64 twin, a diagnosis on failure.
+PyTorch's signature, keyword-only arguments included (a misspelt one is a TypeError).
+Differences, on purpose: ``eps``, ``atol`` and ``rtol`` default to None — agrad's
+adaptive step and scale-aware tolerances (pass them to get fixed ones; ``eps`` is then
+relative to max(1, |x|)); there is no forward-mode AD, so asking for its checks raises.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
-from ..check.checker import compare
-from ..check.numeric import differences
+from ..check.callables import AgradCallableTarget
+from ..check.checker import check_target
+from ..check.options import CheckOptions
+from ..check.report import CheckReport
 from ..engine.autograd import grad
-from ..engine.functional import batched_jacobian
 from ..engine.grad_mode import set_grad_enabled
 from ..engine.tensor import Tensor, wrap
 
@@ -30,55 +37,136 @@ def gradcheck(
     func: Callable[..., Any],
     inputs: Any,
     *,
-    eps: float = 1e-6,
-    atol: float = 1e-5,
-    rtol: float = 1e-3,
+    eps: float | None = None,
+    atol: float | None = None,
+    rtol: float | None = None,
     raise_exception: bool = True,
+    nondet_tol: float = 0.0,
+    check_undefined_grad: bool = True,
+    check_grad_dtypes: bool = False,
+    check_batched_grad: bool = False,
+    check_batched_forward_grad: bool = False,
+    check_forward_ad: bool = False,
+    check_backward_ad: bool = True,
     fast_mode: bool = False,
-    _record: bool = False,
-    **_: Any,
+    masked: bool | None = None,
 ) -> bool:
-    """Compare the Jacobian autograd computes with central differences, per input."""
+    """Check the gradients of ``func`` at ``inputs`` (the Tensors that require grad)
+    against numeric derivatives; True, or False/GradcheckError with the diagnosis."""
+    _unsupported(check_forward_ad, check_batched_forward_grad, masked, nondet_tol)
     inputs = _as_tuple(inputs)
-    diff = [x for x in inputs if isinstance(x, Tensor) and x.requires_grad]
-    with set_grad_enabled(True):
-        outputs = _as_tuple(func(*inputs))
-    for oi, out in enumerate(outputs):
-        analytic = batched_jacobian(out, tuple(diff))
-        for ii, x in enumerate(diff):
-            a = (
-                np.zeros((out.data.size, x.data.size))
-                if analytic[ii] is None
-                else (analytic[ii].data.reshape(out.data.size, x.data.size))
+    if not any(isinstance(x, Tensor) and x.requires_grad for x in inputs):
+        raise ValueError(
+            "gradcheck expects at least one input tensor to require gradient, but none of "
+            "the them have requires_grad=True."
+        )
+    if not check_backward_ad:
+        return True
+    target = AgradCallableTarget(func, inputs)
+    problems = []
+    if check_undefined_grad:
+        problems += _undefined_grad_problems(target)
+    if check_grad_dtypes:
+        problems += _dtype_problems(target)
+    if check_batched_grad:
+        problems += _batched_problems(target)
+    options = CheckOptions(eps=eps, atol=atol, rtol=rtol, fast=fast_mode)
+    report = check_target(target, options)
+    if report.ok and not problems:
+        return True
+    if not raise_exception:
+        return False
+    raise GradcheckError(problems[0] if problems else describe(report, target, inputs))
+
+
+def _unsupported(forward_ad: bool, batched_forward: bool, masked: Any, nondet_tol: float):
+    if forward_ad or batched_forward:
+        raise NotImplementedError(
+            "agrad has no forward-mode AD: check_forward_ad and check_batched_forward_grad "
+            "are not supported (reverse mode is checked)"
+        )
+    if masked:
+        raise NotImplementedError("agrad has no sparse tensors: masked=True is not supported")
+    if not (isinstance(nondet_tol, (int, float)) and nondet_tol >= 0):
+        raise ValueError(f"nondet_tol must be a number >= 0, got {nondet_tol!r}")
+
+
+def describe(report: CheckReport, target: AgradCallableTarget, inputs: tuple) -> str:
+    """PyTorch's first line (which output, which input), then agrad's diagnosis."""
+    for name, v in report.variables.items():
+        if v.ok:
+            continue
+        position = target.position(name)
+        worst = v.worst[0] if v.worst else None
+        output = _output_of(target, worst.output_index if worst else ())
+        lines = [f"Jacobian mismatch for output {output} with respect to input {position},"]
+        if v.diagnosis is not None:
+            lines.append(v.diagnosis.message)
+        if v.compared <= 400 and not report.fast:
+            lines.append(f"numerical:{wrap(v.numeric.copy())!r}")
+            lines.append(f"analytical:{wrap(v.analytic.copy())!r}")
+        return "\n".join(lines) + "\n"
+    return "gradcheck failed\n"
+
+
+def _output_of(target: AgradCallableTarget, index: tuple) -> int:
+    if len(target.sizes) == 1 or not index:
+        return 0
+    flat = int(index[0])
+    return int(np.searchsorted(np.cumsum(target.sizes), flat, side="right"))
+
+
+def _undefined_grad_problems(target: AgradCallableTarget) -> list[str]:
+    """Backward with zero output gradients (PyTorch's undefined ones) must run: a backward
+    that cannot take them (a custom Function's) fails here with its own error. Values are
+    not compared: 0·inf in a rule is nan there, and PyTorch skips such nodes altogether."""
+    problems = []
+    for name in target.names:
+        try:
+            target.vjp(name, np.zeros(sum(target.sizes)))
+        except Exception as exc:  # the user's backward: report, do not crash
+            problems.append(
+                f"Expected backward function to handle undefined output grads: backward of "
+                f"{name} with zero output gradients raised {type(exc).__name__}: {exc}"
             )
-            numeric = differences(
-                _evaluator(func, inputs, x, oi, _record), x.data, eps, relative=False
+    return problems
+
+
+def _dtype_problems(target: AgradCallableTarget) -> list[str]:
+    problems = []
+    for name in target.names:
+        leaf = target.inputs[target.position(name)]
+        wanted = [o for o in target.outputs if o.requires_grad]
+        if not wanted:
+            continue
+        ones = [wrap(np.ones_like(o.data)) for o in wanted]
+        g = grad(wanted, [leaf], grad_outputs=ones, retain_graph=True, allow_unused=True)[0]
+        if g is not None and g.dtype != leaf.dtype:
+            problems.append(
+                f"Gradient has dtype mismatch: got {g.dtype} for {name} of dtype {leaf.dtype}"
             )
-            verdict = compare(
-                f"input {ii}", a, numeric, out.shape, x.shape, atol, rtol, strict=True
-            )
-            if not verdict.ok:
-                if raise_exception:
-                    raise GradcheckError(
-                        f"Jacobian mismatch for output {oi} with respect to input "
-                        f"{_position(inputs, x)},\nnumerical:{numeric.jacobian}\nanalytical:{a}\n"
-                    )
-                return False
-    return True
+    return problems
 
 
-def _position(inputs: tuple, x: Tensor) -> int:
-    return next(i for i, t in enumerate(inputs) if t is x)  # by identity: == is elementwise
-
-
-def _evaluator(func: Callable, inputs: tuple, target: Tensor, out_index: int, record: bool):
-    # gradgradcheck's function differentiates inside, so it needs a recording forward.
-    def f(values: np.ndarray) -> np.ndarray:
-        args = tuple(wrap(values, record) if x is target else x for x in inputs)
-        with set_grad_enabled(record):
-            return _as_tuple(func(*args))[out_index].data
-
-    return f
+def _batched_problems(target: AgradCallableTarget) -> list[str]:
+    """A batch of cotangents through one backward pass equals them one by one."""
+    rng = np.random.default_rng(0)
+    wanted = [o for o in target.outputs if o.requires_grad]
+    if not wanted:
+        return []
+    leaves = [target.inputs[target.position(n)] for n in target.names]
+    seeds = [rng.standard_normal((2, *o.shape)).astype(o.dtype) for o in wanted]
+    batched = grad(wanted, leaves, grad_outputs=[wrap(s) for s in seeds], retain_graph=True,
+                   allow_unused=True, is_grads_batched=True)  # fmt: skip
+    for row in range(2):
+        single = grad(wanted, leaves, grad_outputs=[wrap(s[row]) for s in seeds],
+                      retain_graph=True, allow_unused=True)  # fmt: skip
+        for name, b, s in zip(target.names, batched, single, strict=True):
+            if (b is None) != (s is None):
+                return [f"Batched gradient of {name} is missing where the single one is not"]
+            if b is not None and not np.allclose(b.data[row], s.data, rtol=1e-10, atol=1e-12):
+                return [f"Batched gradient of {name} differs from the one-by-one gradient"]
+    return []
 
 
 def gradgradcheck(
@@ -86,40 +174,57 @@ def gradgradcheck(
     inputs: Any,
     grad_outputs: Any = None,
     *,
-    eps: float = 1e-6,
-    atol: float = 1e-5,
-    rtol: float = 1e-3,
+    eps: float | None = None,
+    atol: float | None = None,
+    rtol: float | None = None,
+    gen_non_contig_grad_outputs: bool = False,
     raise_exception: bool = True,
-    seed: int = 0,
-    **_: Any,
+    nondet_tol: float = 0.0,
+    check_undefined_grad: bool = True,
+    check_grad_dtypes: bool = False,
+    check_batched_grad: bool = False,
+    check_fwd_over_rev: bool = False,
+    check_rev_over_rev: bool = True,
+    fast_mode: bool = False,
+    masked: bool = False,
 ) -> bool:
-    """Check second derivatives: gradcheck of (inputs -> VJP(func)(inputs, v)) for a fixed
-    random cotangent v."""
+    """Check second derivatives: gradcheck of (inputs, v) -> VJP(func)(inputs, v), with
+    the cotangents v (random, or ``grad_outputs``) differentiated too, as PyTorch does."""
+    _unsupported(check_fwd_over_rev, False, masked, nondet_tol)
+    if not check_rev_over_rev:
+        return True
     inputs = _as_tuple(inputs)
-    diff = [x for x in inputs if isinstance(x, Tensor) and x.requires_grad]
     with set_grad_enabled(True):
         outputs = _as_tuple(func(*inputs))
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(0)
     if grad_outputs is None:
-        vs = [wrap(rng.standard_normal(o.shape).astype(o.dtype)) for o in outputs]
+        vs = [wrap(rng.standard_normal(o.shape).astype(o.dtype), True) for o in outputs]
     else:
-        vs = list(_as_tuple(grad_outputs))
+        vs = [wrap(np.asarray(v.data if isinstance(v, Tensor) else v), True)
+              for v in _as_tuple(grad_outputs)]  # fmt: skip
+    count = len(inputs)
 
     def first_derivative(*args: Any) -> tuple:
-        outs = _as_tuple(func(*args))
-        wanted = [a for a in args if isinstance(a, Tensor) and a.requires_grad]
-        gs = grad(list(outs), wanted, grad_outputs=vs, create_graph=True, allow_unused=True)
-        return tuple(
-            wrap(np.zeros_like(w.data)) if g is None else g for w, g in zip(wanted, gs, strict=True)
-        )
+        ins, cotangents = args[:count], list(args[count:])
+        outs = _as_tuple(func(*ins))
+        wanted = [a for a in ins if isinstance(a, Tensor) and a.requires_grad]
+        gs = grad(list(outs), wanted, grad_outputs=cotangents, create_graph=True,
+                  allow_unused=True)  # fmt: skip
+        return tuple(wrap(np.zeros_like(w.data)) if g is None else g
+                     for w, g in zip(wanted, gs, strict=True))  # fmt: skip
 
-    del diff
     return gradcheck(
         first_derivative,
-        inputs,
+        (*inputs, *vs),
         eps=eps,
         atol=atol,
         rtol=rtol,
         raise_exception=raise_exception,
-        _record=True,
+        check_undefined_grad=check_undefined_grad,
+        check_grad_dtypes=check_grad_dtypes,
+        check_batched_grad=check_batched_grad,
+        fast_mode=fast_mode,
     )
+
+
+__all__: Sequence[str] = ["GradcheckError", "gradcheck", "gradgradcheck"]

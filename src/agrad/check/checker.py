@@ -1,273 +1,308 @@
-"""Check gradients: autograd's against finite differences of the same compiled program.
+"""Check a claimed derivative against numeric derivatives of the same function.
 
-The program runs once with the engine (for the analytic Jacobian, in one
-batched backward pass); the numeric side replays the recorded graph with NumPy
-(`agrad.engine.replay.Tape`), in float64 whatever the program's dtype, so the
-finite differences are accurate and only the analytic side carries float32
-rounding. Tolerances default by dtype; the pass rule is PyTorch's:
-|analytic - numeric| <= atol + rtol * |numeric|.
+One machinery for every target (see `targets`): per variable, the numeric Jacobian comes
+from the complex step where the function is analytic and from the adaptive ladder of
+steps elsewhere (`steps`), or from one fixed step when asked; each element gets a verdict
+(`verdict`); kinks are tested as subgradients along directions; a float32 claim is judged
+twice, in float32 and in its float64 twin, so a failure says whether the rule or the
+precision is at fault; a failing variable gets a diagnosis with its evidence
+(`diagnosis`).
 """
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
+import time
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..engine.autograd import grad as autograd_grad
-from ..engine.functional import batched_jacobian
-from ..engine.replay import Tape
-from ..engine.tensor import Tensor
-from ..errors import AgradValueError
-from .numeric import Differences, default_eps, differences
-from .report import CheckReport, Element, ExpectReport, VariableReport
+from ..errors import AgradLimitError, AgradValueError
+from . import steps as S
+from .diagnosis import diagnose
+from .numeric import default_eps, differences
+from .options import FIXED, CheckOptions
+from .report import CheckReport, ExpectReport, VariableReport
+from .targets import Target, Variable
+from .verdict import (
+    FAIL,
+    KINK,
+    PASS,
+    PRECISION,
+    RULE,
+    STEP,
+    STRICT_KINK,
+    SUBGRADIENT,
+    Tolerance,
+    directional_verdicts,
+    judge,
+    kink_directions,
+)  # fmt: skip
 
 if TYPE_CHECKING:
     from ..lang.session import Session
 
-# (atol, rtol): tight enough to catch a 1% error in float64; float32's analytic
-# side rounds at ~1e-7 relative, accumulated over sums.
-TOLERANCES = {"float64": (1e-6, 1e-5), "float32": (1e-4, 1e-3)}
-WORST = 5
-
-
-@dataclass
-class CheckOptions:
-    eps: float | None = None
-    atol: float | None = None
-    rtol: float | None = None
-    method: str = "central"
-    fast: bool = False
-    directions: int = 3  # random directions per variable with --fast
-    order: int = 1
-    strict: bool = False  # report kinks as failures
-    seed: int = 0
-
-    def __post_init__(self) -> None:
-        """Refuse settings that would make a check meaningless (a NaN step passes nothing)."""
-        from .numeric import METHODS
-
-        if self.eps is not None and not (math.isfinite(self.eps) and self.eps > 0):
-            raise AgradValueError(f"--eps must be a positive number, got {self.eps}")
-        for name in ("atol", "rtol"):
-            value = getattr(self, name)
-            if value is not None and not (math.isfinite(value) and value >= 0):
-                raise AgradValueError(f"--{name} must be a number >= 0, got {value}")
-        if self.method not in METHODS:
-            raise AgradValueError(
-                f"--method must be one of {', '.join(METHODS)}, got {self.method!r}"
-            )
-        if self.order not in (1, 2):
-            raise AgradValueError(f"--order must be 1 or 2, got {self.order}")
-
-    def tolerances(self, dtype: str) -> tuple[float, float]:
-        atol, rtol = TOLERANCES.get(dtype, TOLERANCES["float64"])
-        return (atol if self.atol is None else self.atol, rtol if self.rtol is None else self.rtol)
+__all__ = ["CheckOptions", "check", "check_target", "compare_variable", "judge_claim"]
 
 
 def check(
     session: Session, options: CheckOptions | None = None, expect: dict[str, str] | None = None
 ) -> CheckReport:
-    """Compare analytic and numeric derivatives for every --wrt variable of ``session``."""
-    options = options or CheckOptions()
-    expect = expect or {}
-    dtype = np.dtype(session.dtype).name
-    atol, rtol = options.tolerances(dtype)
-    eps = options.eps or default_eps(np.float64, options.method)
-    run = session.run()
-    out, targets = run.output, session.targets(run)
-    if not targets:
-        raise AgradValueError("nothing to check: name the variables with --wrt")
-    if expect and (options.fast or options.order == 2):
-        raise AgradValueError(
-            "--expect compares a formula with the gradient element by element: it goes with "
-            "the default first-order check, not --fast or --order 2"
-        )
-    if options.order == 2:
-        from .second_order import check_hessian
+    """Check every --wrt variable of a language ``session`` (see `language`)."""
+    from .language import check_session
 
-        return check_hessian(session, run, options, atol, rtol, eps)
-    report = CheckReport(True, {}, options.method, eps, atol, rtol, fast=options.fast, dtype=dtype)
-    tensors = list(targets.values())
-    # One tape per variable: perturbing a variable must move everything computed from it,
-    # including another --wrt variable that is an intermediate (total, not partial, change).
-    tapes = [Tape(out, [t]) for t in tensors]
-    base = [t.data.astype(np.float64) for t in tensors]
-    if options.fast:
-        _check_fast(report, out, targets, tapes, base, options, atol, rtol, eps)
-        return report
-    blocks = batched_jacobian(out, tuple(tensors))
-    for k, (name, t) in enumerate(targets.items()):
-        analytic = (
-            np.zeros((out.data.size, t.data.size))
-            if blocks[k] is None
-            else blocks[k].data.astype(np.float64).reshape(out.data.size, t.data.size)
-        )
-        tape = tapes[k]
-        numeric = differences(tape, base[k], eps, options.method, batched=_block_fn(tape, base[k]))
-        report.evaluations += numeric.evaluations
-        var = compare(name, analytic, numeric, out.shape, t.shape, atol, rtol, options.strict)
-        var.unused = blocks[k] is None
-        if name in expect:
-            var.expect = _expect(
-                expect[name], run, name, analytic, numeric.jacobian, out, t, atol, rtol
-            )
-            var.ok = var.ok and var.expect.ok
+    return check_session(session, options or CheckOptions(), expect or {})
+
+
+def check_target(target: Target, options: CheckOptions) -> CheckReport:
+    """First-order check of every variable of ``target``."""
+    rng = np.random.default_rng(options.seed)
+    tol = Tolerance.default(target.dtype, options.atol, options.rtol)
+    report = CheckReport({}, _method_name(options), _eps(options), options.atol, tol.rtol,
+                         fast=options.fast, dtype=target.dtype)  # fmt: skip
+    for name in target.names:
+        if options.fast or options.method == "taylor":
+            from .projections import project_variable
+
+            var = project_variable(target, name, options, rng)
+        else:
+            var = compare_variable(target, name, options, rng)
         report.variables[name] = var
-        report.ok = report.ok and var.ok
-    missing = set(expect) - set(targets)
-    if missing:
-        raise AgradValueError(f"--expect {sorted(missing)[0]}: also name it in --wrt")
+        report.evaluations += var.evaluations
     return report
 
 
-def _block_fn(tape: Tape, base: np.ndarray):
-    def f(block: np.ndarray) -> np.ndarray:
-        return tape.batch(0, block, [base])
+def _method_name(options: CheckOptions) -> str:
+    if options.method == "auto" and options.eps is not None:
+        return "central"
+    return options.method
 
-    return f
+
+def _eps(options: CheckOptions) -> float | None:
+    if options.eps is not None:
+        return options.eps
+    if options.method in FIXED:
+        return default_eps(np.float64, options.method)
+    return None
 
 
-def compare(
+def compare_variable(
+    target: Target,
     name: str,
-    analytic: np.ndarray,
-    d: Differences,
-    out_shape: tuple,
-    in_shape: tuple,
-    atol: float,
-    rtol: float,
-    strict: bool = False,
-) -> VariableReport:
-    """Elementwise verdicts, with kinks (one-sided quotients that disagree) set apart."""
-    numeric = d.jacobian
-    abs_err = np.abs(analytic - numeric)
-    tol = atol + rtol * np.abs(numeric)
-    rel_err = abs_err / np.maximum(np.abs(numeric), atol)
-    failing = ~(abs_err <= tol)  # NaN anywhere (either side) is a failure, never a pass
-    kink = np.zeros_like(failing)
-    if d.left is not None and d.right is not None:
-        jump = np.abs(d.right - d.left)
-        kink = jump > np.maximum(0.05 * np.maximum(np.abs(d.left), np.abs(d.right)), 100 * tol)
-        lo, hi = np.minimum(d.left, d.right) - tol, np.maximum(d.left, d.right) + tol
-        if not strict:  # a value between the one-sided derivatives is a valid subgradient
-            failing &= ~(kink & (analytic >= lo) & (analytic <= hi))
-
-    def element(i: int, j: int, sided: bool = False) -> Element:
-        return Element(
-            _unravel(i, out_shape),
-            _unravel(j, in_shape),
-            float(analytic[i, j]),
-            float(numeric[i, j]),
-            float(abs_err[i, j]),
-            float(rel_err[i, j]),
-            (float(d.left[i, j]), float(d.right[i, j])) if sided else None,
-        )
-
-    considered = ~kink | failing  # kinks that pass are listed apart, not among the worst
-    finite_err = np.nan_to_num(abs_err, nan=1e299, posinf=1e299)  # NaN/inf sort first
-    ranked = np.where(failing, 1e300 + finite_err, np.where(considered, finite_err, -1.0))
-    order = [o for o in np.argsort(-ranked, axis=None)[:WORST] if ranked.flat[o] >= 0]
-    worst = [element(*np.unravel_index(o, abs_err.shape)) for o in order]
-    kinks = [element(i, j, True) for i, j in zip(*np.nonzero(kink), strict=True)][: WORST * 4]
-    return VariableReport(
-        name=name,
-        ok=not failing.any(),
-        max_abs_error=float(abs_err[considered].max()) if considered.any() else 0.0,
-        max_rel_error=float(rel_err[considered].max()) if considered.any() else 0.0,
-        worst=worst,
-        kinks=kinks,
-        failures=int(failing.sum()),
-        compared=int(abs_err.size),
-        error_estimate=None if d.error is None else float(d.error.max(initial=0.0)),
-    )
-
-
-def _unravel(flat: int, shape: tuple) -> tuple[int, ...]:
-    return tuple(int(i) for i in np.unravel_index(int(flat), shape)) if shape else ()
-
-
-def _check_fast(
-    report: CheckReport,
-    out: Tensor,
-    targets: dict,
-    tapes: list[Tape],
-    base: list[np.ndarray],
     options: CheckOptions,
-    atol: float,
-    rtol: float,
-    eps: float,
-) -> None:
-    """Random projections: u^T J v from one backward pass against u . (f(x+hv) - f(x-hv))/2h."""
-    rng = np.random.default_rng(options.seed)
-    tensors = list(targets.values())
-    for k, (name, t) in enumerate(targets.items()):
-        rows = []
-        for _ in range(options.directions):
-            u = rng.standard_normal(out.shape)
-            v = rng.standard_normal(t.shape)
-            v /= max(np.linalg.norm(v), 1e-300)
-            g = autograd_grad(
-                out,
-                [t],
-                grad_outputs=Tensor(u) if out.ndim else None,
-                retain_graph=True,
-                allow_unused=True,
-            )[0]
-            analytic = (
-                0.0 if g is None else float(np.sum(g.data * v)) * (1.0 if out.ndim else float(u))
-            )
-            h = eps * max(1.0, float(np.max(np.abs(base[k]), initial=0.0)))
-            up = tapes[k](base[k] + h * v)
-            down = tapes[k](base[k] - h * v)
-            numeric = float(np.sum(u * (up - down))) / (2 * h)
-            report.evaluations += 2
-            rows.append((analytic, numeric))
-        a = np.array([[r[0] for r in rows]])
-        n = Differences(np.array([[r[1] for r in rows]]))
-        var = compare(name, a, n, (), (options.directions,), atol, rtol, strict=True)
-        var.unused = all(r[0] == 0.0 for r in rows) and not tensors[k].requires_grad
-        report.variables[name] = var
-        report.ok = report.ok and var.ok
+    rng: np.random.Generator,
+    claim: np.ndarray | None = None,
+) -> VariableReport:
+    """Every element of one variable's Jacobian: claimed against numeric."""
+    var = target.function(name)
+    f0 = var.value()
+    x = var.base.reshape(-1)
+    if claim is None:
+        claim = target.claim(name)
+    claim = np.asarray(claim, dtype=np.float64).reshape(f0.size, x.size)
+    tol = Tolerance.default(target.dtype, options.atol, options.rtol)
+    numeric = numeric_jacobian(var, f0, claim, tol, options)
+    evaluations = numeric.evaluations
+    estimate = None
+    if options.fixed_step:
+        d = _fixed(var, options)
+        estimate, evaluations = d.jacobian, evaluations + d.evaluations
+    size = np.maximum(np.abs(f0), numeric.magnitude) if numeric.magnitude is not None else f0
+    tau = tol.of(claim, numeric.estimate if estimate is None else estimate, size, x)
+    x_scale = float(np.max(np.abs(x), initial=0.0))
+    verdicts, reasons = judge(claim, numeric, tau, options.strict, estimate, x_scale)
+    if estimate is not None:  # a forced step that fails where the adaptive one passes
+        adaptive, _ = judge(claim, numeric, tol.of(claim, numeric.estimate, size, x),
+                            x_scale=x_scale)  # fmt: skip
+        step_only = (verdicts == FAIL) & (reasons == RULE) & (adaptive == PASS)
+        reasons[step_only] = STEP
+    tests, more = _subgradient_tests(var, f0, claim, tau, verdicts, reasons, rng)
+    evaluations += more
+    analytic64 = None
+    if target.dtype != "float64":
+        analytic64 = target.claim(name, wide=True)
+        if analytic64 is not None:
+            analytic64 = np.asarray(analytic64, dtype=np.float64).reshape(claim.shape)
+            _precision_triage(analytic64, numeric, options, size, x, estimate, verdicts, reasons)
+    report = VariableReport(
+        name=name,
+        out_shape=tuple(target.output_shape(name)),
+        in_shape=tuple(var.base.shape),
+        analytic=claim,
+        numeric=numeric.estimate if estimate is None else estimate,
+        error=numeric.error,
+        tolerance=tau,
+        verdicts=verdicts,
+        reasons=reasons,
+        left=numeric.left,
+        right=numeric.right,
+        step=numeric.step if estimate is None else _fixed_steps(var, options),
+        complex_step=numeric.complex_step & (estimate is None),
+        allow_undecided=options.allow_undecided,
+        evaluations=evaluations,
+        analytic64=analytic64,
+        adaptive_step=None if estimate is None else numeric.step,
+        direction_tests=tests,
+    )
+    if not report.ok:
+        report.diagnosis = diagnose(report, var, f0, options)
+    return report
 
 
-def _expect(
-    formula: str,
-    run,
-    name: str,
-    analytic: np.ndarray,
-    numeric: np.ndarray,
-    out: Tensor,
-    t: Tensor,
-    atol: float,
-    rtol: float,
-) -> ExpectReport:
-    """Evaluate a hand-derived gradient formula with the program's values, and compare."""
-    from ..lang.program import Program
-
-    if out.data.size != 1:
+def numeric_jacobian(
+    var: Variable, f0: np.ndarray, claim: np.ndarray, tol: Tolerance, options: CheckOptions
+) -> S.Numeric:
+    """The numeric Jacobian (m, n) by the complex step where it is exact, else the ladder."""
+    n, m = var.size, f0.size
+    x = var.base.reshape(-1)
+    scale = S.element_scale(x)
+    accuracy = tol.of(claim, claim, f0, x)  # what settles an element
+    if n == 0:
+        return S.Numeric.empty(m, 0)
+    use_complex = var.complex_batch is not None and options.method in ("auto", "complex")
+    _within_budget(var, options, use_complex)
+    if options.method == "complex" and var.complex_batch is None:
         raise AgradValueError(
-            f"--expect {name}: a formula is compared with the gradient of a "
-            "single-number output; this output has shape "
-            f"{tuple(out.shape)}"
+            "--method complex needs a function whose every op is analytic (no relu, abs, "
+            "max, clip, ...): the complex step is exact only there; use the default method"
         )
-    try:
-        program = Program.compile(formula)
-        values = {n: run.env[n].data for n in program.free if n in run.env}
-        value = program.run(values).output.data
-    except Exception as exc:
-        raise type(exc)(f"--expect {name}={formula!r}: {exc}") from None
-    try:
-        value = np.broadcast_to(np.asarray(value, dtype=np.float64), t.shape)
-    except ValueError:
-        raise AgradValueError(
-            f"--expect {name}: the formula has shape {np.shape(value)}, but "
-            f"{name} has shape {tuple(t.shape)}"
-        ) from None
-    a, n = analytic.reshape(t.shape), numeric.reshape(t.shape)
+    if use_complex:
+        result = S.complex_step(var.along_coordinates(complex_=True), f0, n, scale)
+        rest = np.nonzero(~result.complex_step)[0]
+    else:
+        result = S.Numeric.empty(m, n)
+        rest = np.arange(n)
+    if rest.size:
+        climbed = S.ladder(
+            var.along_coordinates(),
+            f0,
+            rest,
+            S.START * scale[rest],
+            accuracy[:, rest],
+            claim[:, rest],
+            actual=var.actual_steps,
+        )
+        result.merge(rest, climbed)
+    return result
 
-    def agree(p: np.ndarray, q: np.ndarray) -> bool:
-        return bool(np.all(np.abs(p - q) <= atol + rtol * np.abs(q)))
 
-    return ExpectReport(formula, value, a, n, agree(value, a), agree(value, n), agree(a, n))
+BUDGET_SAMPLE = 16  # points evaluated to estimate a check's time
+
+
+def _within_budget(var: Variable, options: CheckOptions, exact: bool) -> None:
+    """Refuse, before the work, a check whose cost (elements x evaluations, each of the
+    whole function) would exceed --max-seconds: it grows as the square of the input."""
+    n = var.size
+    if n <= 4 * BUDGET_SAMPLE:
+        return
+    sample = np.repeat(var.base.reshape(1, -1), BUDGET_SAMPLE, axis=0)
+    sample = sample.reshape(BUDGET_SAMPLE, *var.base.shape)
+    per_point = np.inf
+    for _ in range(2):  # the first call pays one-time costs (caches, page faults)
+        started = time.perf_counter()
+        var.batch(sample)
+        per_point = min(per_point, (time.perf_counter() - started) / BUDGET_SAMPLE)
+    # The fewest evaluations per element each method takes: one complex step (complex
+    # arithmetic costs about three real evaluations), or three levels of two.
+    passes = 3.0 if exact else 6.0
+    estimate = per_point * n * passes
+    if estimate > options.max_seconds:
+        raise AgradLimitError(
+            f"checking a variable of {n:,} elements one by one would take at least "
+            f"{_duration(estimate)} (each element needs the whole function evaluated, "
+            f"{per_point * 1e3:.3g} ms a point); use --fast (random projections: a few "
+            "evaluations in all), or raise the budget with --max-seconds"
+        )
+
+
+def _duration(seconds: float) -> str:
+    for unit, size in (("days", 86400), ("hours", 3600), ("minutes", 60)):
+        if seconds >= 2 * size:
+            return f"{seconds / size:.3g} {unit}"
+    return f"{seconds:.3g} s"
+
+
+def _fixed(var: Variable, options: CheckOptions):
+    method = "central" if options.method == "auto" else options.method
+    eps = options.eps or default_eps(np.float64, method)
+    first = var.base.copy()
+
+    def single(point: np.ndarray) -> np.ndarray:
+        return var.batch(point[None])[0]
+
+    return differences(single, first, eps, method, batched=var.batch)
+
+
+def _fixed_steps(var: Variable, options: CheckOptions) -> np.ndarray:
+    method = "central" if options.method == "auto" else options.method
+    eps = options.eps or default_eps(np.float64, method)
+    return eps * S.element_scale(var.base)
+
+
+def _subgradient_tests(var, f0, claim, tau, verdicts, reasons, rng):
+    """Where an output row has kinks in several coordinates, test the claim along
+    directions through them together (each coordinate alone is not enough)."""
+    kinked = (verdicts == KINK) | ((verdicts == FAIL) & (reasons == STRICT_KINK))
+    rows = np.nonzero(kinked.sum(axis=1) >= 2)[0]
+    if not rows.size:
+        return [], 0
+    columns = np.nonzero(kinked[rows].any(axis=0))[0]
+    directions = kink_directions(columns, var.size, rng)
+    x = var.base.reshape(-1)
+    start = S.START * max(1.0, float(np.max(np.abs(x[columns]))))
+    projected = claim @ directions.T
+    accuracy = np.abs(tau) @ np.abs(directions.T)
+    along = S.ladder(
+        var.along_directions(directions),
+        f0,
+        np.arange(len(directions)),
+        np.full(len(directions), start),
+        accuracy,
+        projected,
+    )
+    tests = directional_verdicts(claim, directions, along, tau)
+    for test in tests:
+        if not test.ok:
+            row = test.output_index
+            bad = kinked[row]
+            verdicts[row, bad] = FAIL
+            reasons[row, bad] = SUBGRADIENT
+    return tests, along.evaluations
+
+
+def _precision_triage(analytic64, numeric, options, f0, x, estimate, verdicts, reasons):
+    """A float32 claim fails for its rule when its float64 twin fails too, and for its
+    precision when only the float32 one does."""
+    tol64 = Tolerance.default("float64", options.atol, options.rtol)
+    tau64 = tol64.of(analytic64, numeric.estimate if estimate is None else estimate, f0, x)
+    x_scale = float(np.max(np.abs(x), initial=0.0))
+    wide, wide_reasons = judge(analytic64, numeric, tau64, options.strict, estimate, x_scale)
+    rule = wide == FAIL
+    precision = (verdicts == FAIL) & ~rule & (reasons == RULE)
+    reasons[precision] = PRECISION
+    verdicts[rule] = FAIL
+    reasons[rule] = wide_reasons[rule]
+
+
+def judge_claim(
+    target: Target,
+    name: str,
+    claim: np.ndarray,
+    autograd: VariableReport,
+    options: CheckOptions,
+    label: str,
+) -> ExpectReport:
+    """A second claim (a hand-derived formula, a hand-written gradient) judged by the same
+    rules as autograd's, and beside it: which of the three disagree."""
+    claim = np.asarray(claim, dtype=np.float64).reshape(autograd.analytic.shape)
+    rng = np.random.default_rng(options.seed)
+    report = compare_variable(target, name, options, rng, claim=claim)
+    shape = tuple(autograd.out_shape) + tuple(autograd.in_shape)
+    # Two valid subgradients at a kink may differ: compare them where autograd is smooth.
+    smooth = autograd.verdicts != KINK
+    tau = np.maximum(autograd.tolerance, report.tolerance)
+    agree = bool(np.all((np.abs(claim - autograd.analytic) <= tau) | ~smooth))
+    left = np.where(smooth, np.nan, autograd.left).reshape(shape)
+    right = np.where(smooth, np.nan, autograd.right).reshape(shape)
+    return ExpectReport(label, claim.reshape(shape), autograd.analytic.reshape(shape),
+                        autograd.numeric.reshape(shape), agree, report.ok, autograd.ok, left,
+                        right)  # fmt: skip

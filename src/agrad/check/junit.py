@@ -78,28 +78,35 @@ def _xml(text: str) -> str:
 
 
 def details(case: CaseResult) -> str:
-    """What failed, in words and numbers: each failing variable's worst elements, a formula
-    that disagrees, a golden value that moved."""
+    """What failed, in words and numbers: each failing variable's worst elements (with
+    their verdicts), the checker's diagnosis, a formula that disagrees, a golden value
+    that moved."""
     lines: list[str] = []
     report = case.report
     if report is not None:
         for name, var in report.variables.items():
             if var.ok:
                 continue
-            if var.failures:
-                lines.append(
-                    f"{name}: {var.failures} of {var.compared} elements differ from finite "
-                    f"differences (atol {report.atol:g}, rtol {report.rtol:g}); the worst:"
-                )
+            if var.failures or var.undecided:
+                counts = [f"{var.failures} of {var.compared} elements differ from finite "
+                          "differences"] if var.failures else []  # fmt: skip
+                if var.undecided:
+                    counts.append(f"{var.undecided} undecided")
+                lines.append(f"{name}: {', '.join(counts)}; the worst:")
                 for e in var.worst:
+                    if e.verdict == "pass":
+                        continue
                     where = f"{name} at {index_label(e.input_index)}"
                     if e.output_index:
                         where += f", output {index_label(e.output_index)}"
+                    why = f"{e.verdict}: {e.reason}" if e.reason else e.verdict
                     lines.append(
                         f"  {where}: autograd {e.analytic:.10g}, finite differences "
-                        f"{e.numeric:.10g}, abs error {e.abs_error:.3g}, "
-                        f"rel error {e.rel_error:.3g}"
+                        f"{e.numeric:.10g}, abs error {e.abs_error:.3g} beyond tolerance "
+                        f"{e.tolerance:.3g} ({why})"
                     )
+                if var.diagnosis is not None:
+                    lines.append(f"  {var.diagnosis.message}")
             if var.expect is not None and not var.expect.ok:
                 lines.append(f"{name}: expect {var.expect.formula!r}: {var.expect.verdict()}")
     if case.message:

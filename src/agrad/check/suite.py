@@ -295,7 +295,7 @@ def _check_program(source: str, sets: list[str], case: dict[str, Any]):
         eps=case.get("eps"),
         atol=case.get("atol"),
         rtol=case.get("rtol"),
-        method=case.get("method", "central"),
+        method=case.get("method", "auto"),
         fast=case.get("fast", False),
         order=case.get("order", 1),
         strict=case.get("strict", False),

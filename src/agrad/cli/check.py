@@ -31,9 +31,13 @@ from .app import (
 
 
 class Method(str, Enum):
+    auto = "auto"
+    complex = "complex"
+    ridders = "ridders"
     central = "central"
     forward = "forward"
     richardson = "richardson"
+    taylor = "taylor"
 
 
 @app.command("check")
@@ -46,20 +50,21 @@ def check_command(
         float | None,
         typer.Option(
             "--eps",
-            help="Finite-difference step "
-            "(default: suited to the method, relative to each input's size).",
+            help="Force one finite-difference step, times max(1, |x|) (default: each "
+            "element's own step, chosen adaptively).",
         ),
     ] = None,
     atol: Annotated[
         float | None,
         typer.Option(
-            "--atol", help="Absolute tolerance (default 1e-6 for float64, 1e-4 for float32)."
+            "--atol",
+            help="Absolute tolerance (default: 1e-6 of the gradient's scale, 1e-5 in float32).",
         ),
     ] = None,
     rtol: Annotated[
         float | None,
         typer.Option(
-            "--rtol", help="Relative tolerance (default 1e-5 for float64, 1e-3 for float32)."
+            "--rtol", help="Relative tolerance (default 1e-5 for float64, 1e-4 for float32)."
         ),
     ] = None,
     order: Annotated[
@@ -72,8 +77,14 @@ def check_command(
         ),
     ] = 1,
     method: Annotated[
-        Method, typer.Option("--method", help="Finite differences to use.")
-    ] = Method.central,
+        Method,
+        typer.Option(
+            "--method",
+            help="auto: the complex step where every op is analytic, else adaptive steps; "
+            "complex, ridders: only those; central, forward, richardson: one step (--eps); "
+            "taylor: the Taylor remainder's convergence rate.",
+        ),
+    ] = Method.auto,
     fast: Annotated[
         bool,
         typer.Option(
@@ -85,12 +96,67 @@ def check_command(
     strict: Annotated[
         bool, typer.Option("--strict", help="Count non-differentiable points (kinks) as failures.")
     ] = False,
+    allow_undecided: Annotated[
+        bool,
+        typer.Option(
+            "--allow-undecided",
+            help="Pass although some elements are undecided (no finite difference can "
+            "decide them: overflow, a kink closer than any step, noise).",
+        ),
+    ] = False,
+    all_elements: Annotated[
+        bool,
+        typer.Option("--all", help="JSON and CSV: every compared element, not only the worst."),
+    ] = False,
+    max_seconds: Annotated[
+        float,
+        typer.Option(
+            "--max-seconds",
+            min=0.0,
+            help="Refuse a check estimated (from a first block of evaluations) to take longer.",
+        ),
+    ] = 600.0,
+    directions: Annotated[
+        int,
+        typer.Option(
+            "--directions", min=1, help="Random directions per variable (--fast, taylor)."
+        ),
+    ] = 3,
     expect: Annotated[
         list[str] | None,
         typer.Option(
             "--expect",
             metavar="NAME=FORMULA",
             help='A hand-derived gradient to compare, e.g. w="2*sum((w*x+b-y)*x)". Repeatable.',
+        ),
+    ] = None,
+    python: Annotated[
+        str | None,
+        typer.Option(
+            "--python",
+            metavar="FILE.py:NAME",
+            help="Check a Python function of yours instead of a program (this runs your "
+            "code): written with 'import agrad as torch' (autograd), NumPy (with --grad), "
+            "or PyTorch. Its parameters are bound by name with --set.",
+        ),
+    ] = None,
+    grad: Annotated[
+        str | None,
+        typer.Option(
+            "--grad",
+            metavar="FILE.py:NAME",
+            help="With --python: a hand-written gradient, called like the function, "
+            "returning one array per --wrt parameter (a Jacobian block for a non-scalar "
+            "output).",
+        ),
+    ] = None,
+    grad_output: Annotated[
+        str | None,
+        typer.Option(
+            "--grad-output",
+            metavar="VALUE",
+            help="With --python and a non-scalar output: check the vector-Jacobian product "
+            "with this cotangent instead of the whole Jacobian.",
         ),
     ] = None,
     suite: suites.SuiteOpt = None,
@@ -113,8 +179,9 @@ def check_command(
         agrad check 'sum((w*x+b-y)**2)' --wrt w,b --set 'x=[1,2]' --set 'y=[5,7]' \\
             --set 'w=1' --set 'b=0' --expect 'w=2*sum((w*x+b-y)*x)'
 
-    compares autograd, central differences and the hand-derived formula: it prints
-    "check passed".
+    compares autograd, numeric derivatives and the hand-derived formula: it prints
+    "check passed". Each element is pass, fail, kink or undecided; a failure says why
+    (rule, step, precision, kink).
 
     With --suite FILE.toml (repeatable) it runs a suite's cases instead: a summary
     table, golden values beside each suite, --junit-xml for CI.
@@ -140,22 +207,32 @@ def check_command(
             "--update-golden, --require-golden, --junit-xml and --allow-outside go with "
             "--suite FILE.toml"
         )
-    formulas = dict(_split_expect(e) for e in expect or [])
-    session = _session(program, file, set_, wrt, dtype, seed, max_elements)
-    _add_expect_names(session, formulas)
-    default_wrt(session, "check")
     options = CheckOptions(
         eps=eps,
         atol=atol,
         rtol=rtol,
         method=method.value,
         fast=fast,
+        directions=directions,
         order=order,
         strict=strict,
+        allow_undecided=allow_undecided,
         seed=seed,
+        max_seconds=max_seconds,
     )
+    if python is not None or grad is not None or grad_output is not None:
+        from .check_python import check_python
+
+        report = check_python(program, file, python, grad, grad_output, set_, wrt, expect,
+                              options, dtype.value, seed)  # fmt: skip
+        render.check_report(report, format_.value, precision, all_elements)
+        return int(ExitCode.OK if report.ok else ExitCode.CHECK_FAILED)
+    formulas = dict(_split_expect(e) for e in expect or [])
+    session = _session(program, file, set_, wrt, dtype, seed, max_elements)
+    _add_expect_names(session, formulas)
+    default_wrt(session, "check")
     report = check(session, options, formulas)
-    render.check_report(report, format_.value, precision)
+    render.check_report(report, format_.value, precision, all_elements)
     return int(ExitCode.OK if report.ok else ExitCode.CHECK_FAILED)
 
 

@@ -64,6 +64,18 @@ def sigmoid(x: Any) -> np.ndarray:
     return np.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
 
 
+def sigmoid_complex(x: Any) -> np.ndarray:
+    """The logistic function, holomorphic on complex arrays (the branch by the real part)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.where(x.real >= 0, 1.0 / (1.0 + np.exp(-x)), np.exp(x) / (1.0 + np.exp(x)))
+
+
+def softplus_complex(x: Any, beta: float = 1.0, threshold: float = 20.0) -> np.ndarray:
+    bx = x * beta
+    with np.errstate(over="ignore", invalid="ignore"):
+        return np.where(bx.real > threshold, x, np.log1p(np.exp(bx)) / beta)
+
+
 def softplus(x: Any, beta: float = 1.0, threshold: float = 20.0) -> np.ndarray:
     bx = x * beta
     return np.where(bx > threshold, x, np.logaddexp(0.0, bx) / beta)

@@ -51,12 +51,22 @@ class Tape:
                     refs.append((_CONST, x.data if isinstance(x, Tensor) else x))
             index[id(node)] = len(self.steps)
             self.steps.append((node.op, tuple(refs), node.params))
+        # Whether the complex step is exact through every recorded op (no kinks on the path).
+        self.holomorphic = all(op.holomorphic for op, _, _ in self.steps)
         if output.grad_fn is not None:
             self.root: int | None = index[id(output.grad_fn)]
         elif id(output) in slot_of_leaf:  # the output is one of the inputs itself
             self.root = -1 - slot_of_leaf[id(output)]
         else:
             self.root = None
+
+    def complex(self) -> Tape:
+        """This tape with each op's holomorphic forward, to run on complex arrays (the
+        checker's complex step); only meaningful when ``self.holomorphic``."""
+        twin = object.__new__(Tape)
+        twin.__dict__.update(self.__dict__)
+        twin.steps = [(op.for_complex(), refs, params) for op, refs, params in self.steps]
+        return twin
 
     def batch(self, k: int, block: np.ndarray, arrays: Sequence[np.ndarray]) -> np.ndarray:
         """Outputs at ``len(block)`` points where input ``k`` takes each row of ``block``

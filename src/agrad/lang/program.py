@@ -44,6 +44,7 @@ class Run:
     env: dict[str, Tensor]
     wrt: dict[str, Tensor] = field(default_factory=dict)  # --wrt name -> its tensor
     names: dict[int, str] = field(default_factory=dict)  # id(tensor) -> variable name
+    slots: list = field(default_factory=list)  # each instruction's value (see lang.anomaly)
 
 
 class Program:
@@ -237,7 +238,7 @@ class _Executor:
                 t = self.env[name] = wrap(t.data, True)
             wrt[name] = t
         names = {id(t): n for n, t in self.env.items()}
-        return Run(output, self.env, wrt, names)
+        return Run(output, self.env, wrt, names, slots)
 
     def step(self, instr: ir.Instr, slots: list) -> Any:
         kind = instr.kind

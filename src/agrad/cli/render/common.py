@@ -84,13 +84,45 @@ def to_json(value: Any) -> Any:
 def _json_number(v: float) -> Any:
     if np.isfinite(v):
         return int(v) if v.is_integer() and abs(v) < 2**53 else v
-    if OUTPUT.nonfinite == "null":
-        return None
     return "nan" if np.isnan(v) else ("inf" if v > 0 else "-inf")
 
 
+_NONFINITE = {"nan", "inf", "-inf"}
+# Keys whose values are text, never numbers (a case may be named "inf"): left as they are.
+_TEXT_KEYS = frozenset({
+    "name", "suite", "path", "message", "error", "formula", "verdict", "reason", "kind",
+    "method", "dtype", "grad_fn", "node", "rule", "to", "variable", "label", "phase", "op",
+    "signature", "doc", "outcome", "golden", "source", "target", "interrupted",
+})  # fmt: skip
+
+
 def emit_json(payload: dict[str, Any]) -> None:
+    """One JSON object on stdout. Every renderer's non-finite numbers are the strings
+    "nan", "inf", "-inf"; with --nonfinite null they become null here, in one place."""
+    if OUTPUT.nonfinite == "null":
+        payload = _nulled(payload)
     sys.stdout.write(json.dumps(payload) + "\n")
+
+
+def _nulled(payload: Any) -> Any:
+    """The payload with the non-finite strings as None: walked with a stack, not recursion."""
+    root = [payload]
+    stack: list[tuple[Any, Any]] = [(root, 0)]
+    while stack:
+        holder, key = stack.pop()
+        value = holder[key]
+        if isinstance(value, str):
+            if value in _NONFINITE:
+                holder[key] = None
+        elif isinstance(value, dict):
+            copy = dict(value)
+            holder[key] = copy
+            stack.extend((copy, k) for k in copy if k not in _TEXT_KEYS)
+        elif isinstance(value, list):
+            copy = list(value)
+            holder[key] = copy
+            stack.extend((copy, i) for i in range(len(copy)))
+    return root[0]
 
 
 def _indices(shape: tuple[int, ...]) -> Iterable[tuple[int, ...]]:

@@ -12,6 +12,7 @@ a VJP returns each input's gradient in the output's (broadcast) shape.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -52,6 +53,10 @@ class Op:
     mutates: bool = False  # the forward writes into its first input (indexed assignment)
     reads_inputs: bool = True  # False: the VJP reads only the saved output (exp, tanh, ...)
     reads_output: bool = False  # the VJP reads the output's values (exp: g * out)
+    # The checker's complex step (f'(x) = Im f(x + ih)/h) runs the forward on complex arrays:
+    # every differentiable op without kinks is holomorphic there, and `forward` serves unless
+    # it is not (sigmoid's two-branch kernel, var's modulus): then this one does.
+    complex_forward: Callable[..., Any] | None = None
     # Whether a node must hold its inputs' values (else only their shapes, so the memory
     # of intermediates is released as soon as nothing else needs it). Derived.
     keeps_inputs: bool = field(init=False, default=True)
@@ -61,6 +66,17 @@ class Op:
         object.__setattr__(self, "keeps_inputs", self.saves and self.reads_inputs)
         fixed = isinstance(self.grad_fn, str) and self.vjp is not None
         object.__setattr__(self, "node_class", node_class(self.grad_fn) if fixed else None)
+
+    @property
+    def holomorphic(self) -> bool:
+        """Differentiable, without kinks: the complex step is exact through it."""
+        return self.vjp is not None and not self.kink
+
+    def for_complex(self) -> Op:
+        """This entry with the forward that is holomorphic on complex arrays."""
+        if self.complex_forward is None:
+            return self
+        return dataclasses.replace(self, forward=self.complex_forward)
 
     def domain_of(self, i: int) -> tuple[float, float]:
         """Input ``i``'s sampling range for generated tests."""

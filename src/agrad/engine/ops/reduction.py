@@ -63,6 +63,17 @@ def _std_forward(x, axis=None, keepdims=False, correction=1):
     return np.std(x, axis=axis, keepdims=keepdims, ddof=correction)
 
 
+def _var_complex(x, axis=None, keepdims=False, correction=1):
+    # np.var of a complex array is the mean of |x - mean|^2, which is not holomorphic.
+    d = x - np.mean(x, axis=axis, keepdims=True)
+    n = max(x.size, 1) // max(np.size(np.sum(d, axis=axis)), 1)
+    return np.sum(d * d, axis=axis, keepdims=keepdims) / np.float64(n - correction)
+
+
+def _std_complex(x, axis=None, keepdims=False, correction=1):
+    return np.sqrt(_var_complex(x, axis, keepdims, correction))
+
+
 def _centered(ns, x, axis):
     """x minus its mean over ``axis`` (kept), and the count divided by in the variance."""
     n = max(math.prod(x.shape), 1) // max(math.prod(reduced_shape(x.shape, axis)), 1)
@@ -252,9 +263,10 @@ register(
        cases=AXIS_CASES),
     Op("min_dim", "MinBackward0", _argmin_forward, _argmin_vjp, _reduce_shape, kink=True,
        cases=AXIS_CASES),
-    Op("var", "VarBackward0", _var_forward, _var_vjp, _reduce_shape, cases=REDUCE_CASES[:5]),
+    Op("var", "VarBackward0", _var_forward, _var_vjp, _reduce_shape, cases=REDUCE_CASES[:5],
+       complex_forward=_var_complex),
     Op("std", "StdBackward0", _std_forward, _std_vjp, _reduce_shape, reads_output=True,
-       cases=REDUCE_CASES[:5]),
+       cases=REDUCE_CASES[:5], complex_forward=_std_complex),
     Op("cumsum", "CumsumBackward0", _cumsum_forward, _cumsum_vjp, _cumsum_shape, saves=False,
        cases=(Case(((2, 3),), {"axis": 0}), Case(((2, 3),), {"axis": -1}),
               Case(((4,),), {"axis": 0}))),

@@ -117,6 +117,11 @@ def _astype_forward(x, dtype):
     return np.asarray(x).astype(dtype)
 
 
+def _astype_complex(x, dtype):
+    # A cast to a real dtype would drop the imaginary part the complex step carries.
+    return np.asarray(x).astype(np.result_type(dtype, np.complex64))
+
+
 def _astype_vjp(ns, g, out, x, dtype):
     return (ns.astype(g, x.dtype),)
 
@@ -150,7 +155,7 @@ register(
     Op("expand", "ExpandBackward0", _expand_forward, _expand_vjp, _expand_shape, saves=False,
        cases=(Case(((3,),), {"shape": (2, 3)}), Case(((2, 1),), {"shape": (2, 4)}))),
     Op("astype", "ToCopyBackward0", _astype_forward, _astype_vjp, same_shape, saves=False,
-       cases=(Case(((2, 3),), {"dtype": np.dtype("float64")}),)),
+       complex_forward=_astype_complex, cases=(Case(((2, 3),), {"dtype": np.dtype("float64")}),)),
     Op("sum_to", "SumToSizeBackward0", kernels.sum_to, _sum_to_vjp, _sum_to_shape, saves=False,
        cases=(Case(((2, 3),), {"shape": (3,)}), Case(((2, 3),), {"shape": (2, 1)}))),
 )  # fmt: skip

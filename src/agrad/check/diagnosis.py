@@ -1,0 +1,207 @@
+"""Why a variable did not pass, with the evidence — the verdict explains itself.
+
+A failure is one of: the rule is wrong (shown by the Taylor remainder along the worst
+element, which falls at rate 1 instead of 2), the forced step was wrong (the adaptive
+steps agree with the claim), a precision problem (the claim is right in float64 and not
+precise enough in float32), a kink (under --strict) or a claim that is not a subgradient
+there; an undecided variable says what kept every step from deciding.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .report import Diagnosis
+from .serial import index_label
+from .taylor import taylor
+from .verdict import (
+    CLAIM_NONFINITE,
+    FAIL,
+    INACCURATE,
+    KINK_CLOSE,
+    NOISE,
+    NONFINITE,
+    PRECISION,
+    RULE,
+    STEP,
+    STRICT_KINK,
+    SUBGRADIENT,
+    UNDECIDED,
+)  # fmt: skip
+
+if TYPE_CHECKING:
+    from .options import CheckOptions
+    from .report import VariableReport
+    from .targets import Variable
+
+
+def _g(v: float) -> str:
+    return f"{float(v):.6g}"
+
+
+def diagnose(
+    report: VariableReport, var: Variable, f0: np.ndarray, options: CheckOptions
+) -> Diagnosis:
+    failing = report.verdicts == FAIL
+    if failing.any():
+        reason = Counter(report.reasons[failing].tolist()).most_common(1)[0][0]
+        mask = failing & (report.reasons == reason)
+    elif report.expect is not None and not report.expect.ok:
+        return Diagnosis("expect", report.expect.verdict())
+    else:
+        mask = report.verdicts == UNDECIDED
+        reason = Counter(report.reasons[mask].tolist()).most_common(1)[0][0]
+    i, j = _worst(report, mask)
+    where = _where(report, i, j)
+    count = int(mask.sum())
+    a, n = report.analytic[i, j], report.numeric[i, j]
+    builder = _BUILDERS.get(reason, _rule)
+    return builder(report, var, f0, options, i, j, where, count, a, n)
+
+
+def _worst(report: VariableReport, mask: np.ndarray) -> tuple[int, int]:
+    with np.errstate(all="ignore"):
+        err = np.nan_to_num(np.abs(report.analytic - report.numeric), nan=np.inf)
+    flat = int(np.argmax(np.where(mask, err, -1.0)))
+    i, j = np.unravel_index(flat, mask.shape)
+    return int(i), int(j)
+
+
+def _where(report: VariableReport, i: int, j: int) -> str:
+    index = report.element(i, j)
+    label = index_label(index.input_index)
+    if index.output_index:
+        label = f"output {index_label(index.output_index)}, {report.name}[{label}]"
+    else:
+        label = f"{report.name}[{label}]" if index.input_index else report.name
+    return label
+
+
+def _rule(report, var, f0, options, i, j, where, count, a, n) -> Diagnosis:
+    message = (
+        f"the rule is wrong: at {where} the gradient is {_g(a)}, finite differences give "
+        f"{_g(n)} (error estimate {report.error[i, j]:.2g}); {count} of {report.compared} "
+        "element(s) disagree"
+    )
+    evidence = {"index": [i, j]}
+    if report.in_shape and report.out_shape is not None and not options.fast:
+        result = _taylor_along(var, f0, i, j, a, float(report.tolerance[i, j]))
+        evidence["taylor"] = result.to_dict()
+        if result.verdict == "fail":
+            message += f"; along it the Taylor residual falls at rate {result.rate:.2f}, not 2"
+    return Diagnosis("rule", message, evidence)
+
+
+def _taylor_along(var, f0, i, j, slope, tolerance):
+    base = var.base.reshape(-1)
+
+    def along(steps):
+        points = np.repeat(base[None], len(steps), axis=0)
+        points[:, j] += steps
+        values = var.batch(points.reshape(len(steps), *var.base.shape))
+        return np.asarray(values).reshape(len(steps), -1)[:, i]
+
+    first = 2.0**-4 * max(1.0, abs(float(base[j])))
+    return taylor(along, float(f0[i]), float(slope), first, tolerance)
+
+
+def _step(report, var, f0, options, i, j, where, count, a, n) -> Diagnosis:
+    forced = float(report.step[j])
+    adaptive = float(report.adaptive_step[j]) if report.adaptive_step is not None else 0.0
+    size = "too large" if forced > adaptive else "too small"
+    return Diagnosis(
+        "step",
+        f"the step is {size} for this function: with h = {forced:.3g}, finite differences "
+        f"give {_g(n)} at {where} where the gradient is {_g(a)}; the adaptive steps (drop "
+        "--eps / --method) agree with it",
+        {"step": forced, "adaptive_step": adaptive},
+    )
+
+
+def _precision(report, var, f0, options, i, j, where, count, a, n) -> Diagnosis:
+    wide = report.analytic64
+    with np.errstate(all="ignore"):
+        err32 = float(np.nanmax(np.abs(report.analytic - report.numeric)))
+        err64 = float(np.nanmax(np.abs(wide - report.numeric))) if wide is not None else 0.0
+    return Diagnosis(
+        "precision",
+        f"fails in float32, passes in float64: the float32 gradient is off by up to "
+        f"{err32:.3g} (at {where}: {_g(a)} vs {_g(n)}), its float64 twin by {err64:.3g}; "
+        "the rule is right, float32 rounding is not precise enough here",
+        {"float32_max_abs_error": err32, "float64_max_abs_error": err64},
+    )
+
+
+def _kink(report, var, f0, options, i, j, where, count, a, n) -> Diagnosis:
+    left, right = report.left[i, j], report.right[i, j]
+    return Diagnosis(
+        "kink",
+        f"not differentiable at {count} element(s) (--strict counts kinks as failures): at "
+        f"{where} the one-sided derivatives are {_g(left)} (left) and {_g(right)} (right), "
+        f"the gradient is {_g(a)}",
+        {"one_sided": [float(left), float(right)]},
+    )
+
+
+def _subgradient(report, var, f0, options, i, j, where, count, a, n) -> Diagnosis:
+    failed = [t for t in report.direction_tests if not t.ok]
+    if failed:
+        t = failed[0]
+        return Diagnosis(
+            "not a subgradient",
+            f"at a kink the gradient is not a subgradient: along the direction "
+            f"{np.round(t.direction, 3).tolist()} its slope is {_g(t.projected)}, the "
+            f"one-sided directional derivatives are {_g(t.left)} and {_g(t.right)}",
+            {"direction": t.direction.tolist(), "projected": t.projected,
+             "one_sided": [t.left, t.right]},
+        )  # fmt: skip
+    left, right = report.left[i, j], report.right[i, j]
+    return Diagnosis(
+        "not a subgradient",
+        f"at a kink the gradient is not between the one-sided derivatives: at {where} it is "
+        f"{_g(a)}, the one-sided derivatives are {_g(left)} and {_g(right)}",
+        {"one_sided": [float(left), float(right)]},
+    )
+
+
+def _nonfinite_claim(report, var, f0, options, i, j, where, count, a, n) -> Diagnosis:
+    return Diagnosis(
+        "non-finite gradient",
+        f"the gradient is not finite at {count} element(s): at {where} it is {_g(a)} where "
+        f"finite differences give {_g(n)}",
+    )
+
+
+def _undecided(report, var, f0, options, i, j, where, count, a, n, reason) -> Diagnosis:
+    texts = {
+        NONFINITE: "the function is not finite at the point or at every step tried on one "
+        "side of it (overflow, or outside its domain)",
+        NOISE: "rounding noise swamps every step: no finite difference is reliable",
+        KINK_CLOSE: "a kink lies closer to the point than the smallest usable step: the "
+        f"one-sided quotients still differ at h = {report.step[j]:.3g}",
+        INACCURATE: f"the finite differences are not accurate enough: their error "
+        f"estimate {report.error[i, j]:.3g} exceeds the tolerance {report.tolerance[i, j]:.3g}",
+    }
+    return Diagnosis(
+        "undecided",
+        f"undecided at {count} element(s), e.g. {where} (gradient {_g(a)}): "
+        f"{texts.get(reason, 'no step decides')}; --allow-undecided passes such a check",
+        {"reason": reason},
+    )
+
+
+_BUILDERS = {
+    RULE: _rule,
+    STEP: _step,
+    PRECISION: _precision,
+    STRICT_KINK: _kink,
+    SUBGRADIENT: _subgradient,
+    CLAIM_NONFINITE: _nonfinite_claim,
+    **{
+        code: (lambda *args, code=code: _undecided(*args, code))
+        for code in (NONFINITE, NOISE, KINK_CLOSE, INACCURATE)
+    },
+}

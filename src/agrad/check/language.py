@@ -1,0 +1,165 @@
+"""Programs of agrad's language as check targets, and `--expect` formulas.
+
+The program runs once with the engine, for the claimed Jacobian (one batched backward
+pass for every variable); the numeric side replays the recorded graph with NumPy
+(`agrad.engine.replay.Tape`) in float64 whatever the program's dtype, batched along
+each variable, and in complex arithmetic when every recorded op is analytic.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from ..engine.autograd import grad as autograd_grad
+from ..engine.functional import batched_jacobian
+from ..engine.replay import Tape
+from ..engine.tensor import wrap
+from ..errors import AgradError, AgradValueError
+from .checker import check_target, judge_claim
+from .options import CheckOptions
+from .report import CheckReport, ExpectReport
+from .targets import Variable, tape_batch
+
+if TYPE_CHECKING:
+    from ..lang.session import Session
+
+
+class ProgramTarget:
+    """A language program at its --set values, differentiated by autograd."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self.run = session.run()
+        self.output = self.run.output
+        self.tensors = session.targets(self.run)
+        if not self.tensors:
+            raise AgradValueError("nothing to check: name the variables with --wrt")
+        self.names = list(self.tensors)
+        self.dtype = np.dtype(session.dtype).name
+        self.out_shape = tuple(self.output.shape)
+        self._claims: dict[bool, dict[str, np.ndarray | None]] = {}
+
+    def output_shape(self, name: str) -> tuple[int, ...]:
+        return self.out_shape
+
+    def point(self, name: str) -> np.ndarray:
+        return self.tensors[name].data.astype(np.float64)
+
+    def function(self, name: str) -> Variable:
+        # One tape per variable: perturbing a variable must move everything computed from
+        # it, including another --wrt variable that is an intermediate.
+        tape = Tape(self.output, [self.tensors[name]])
+        base = self.point(name)
+        exact = tape_batch(tape.complex(), base) if tape.holomorphic else None
+        return Variable(base, tape_batch(tape, base), exact)
+
+    def claim(self, name: str, wide: bool = False) -> np.ndarray | None:
+        if wide not in self._claims:
+            self._claims[wide] = self._jacobians(wide)
+        block = self._claims[wide][name]
+        if block is None:
+            return np.zeros((self.output.data.size, self.tensors[name].data.size))
+        return block
+
+    def unused(self, name: str) -> bool:
+        return self._jacobians_cached()[name] is None
+
+    def _jacobians_cached(self) -> dict[str, Any]:
+        if False not in self._claims:
+            self._claims[False] = self._jacobians(False)
+        return self._claims[False]
+
+    def _jacobians(self, wide: bool) -> dict[str, np.ndarray | None]:
+        if wide and self.dtype != "float64":
+            session = dataclasses.replace(self.session, dtype=np.dtype(np.float64))
+            run = session.run()
+            out, tensors = run.output, session.targets(run)
+        else:
+            out, tensors = self.output, self.tensors
+        blocks = batched_jacobian(out, tuple(tensors.values()))
+        m = out.data.size
+        return {
+            name: None if b is None else b.data.astype(np.float64).reshape(m, t.data.size)
+            for (name, t), b in zip(tensors.items(), blocks, strict=True)
+        }
+
+    def vjp(self, name: str, u: np.ndarray) -> np.ndarray:
+        """uᵀ J for one variable: one backward pass."""
+        out, t = self.output, self.tensors[name]
+        cotangent = wrap(np.asarray(u, dtype=out.dtype).reshape(out.shape)) if out.ndim else None
+        g = autograd_grad(out, [t], grad_outputs=cotangent, retain_graph=True, allow_unused=True)
+        scale = 1.0 if out.ndim else float(np.asarray(u).reshape(-1)[0])
+        if g[0] is None:
+            return np.zeros(t.data.size)
+        return g[0].data.astype(np.float64).reshape(-1) * scale
+
+
+def check_session(session: Session, options: CheckOptions, expect: dict[str, str]) -> CheckReport:
+    """The check `agrad check PROGRAM` runs."""
+    if expect and (options.fast or options.order == 2 or options.method == "taylor"):
+        raise AgradValueError(
+            "--expect compares a formula with the gradient element by element: it goes with "
+            "the default first-order check, not --fast, --method taylor or --order 2"
+        )
+    if options.order == 2:
+        from .second_order import check_hessian
+
+        return check_hessian(session, options)
+    target = ProgramTarget(session)
+    missing = set(expect) - set(target.names)
+    if missing:
+        raise AgradValueError(f"--expect {sorted(missing)[0]}: also name it in --wrt")
+    report = check_target(target, options)
+    report.anomaly = _anomaly(target, report)
+    for name, variable in report.variables.items():
+        if not options.fast:
+            variable.unused = target.unused(name)
+        if name in expect:
+            variable.expect = _expect(target, name, expect[name], variable, options)
+            if not variable.expect.ok and variable.diagnosis is None:
+                from .report import Diagnosis
+
+                variable.diagnosis = Diagnosis("expect", variable.expect.verdict())
+    return report
+
+
+def _anomaly(target: ProgramTarget, report: CheckReport):
+    """Where the first nan or inf came from, when the value or a gradient has one."""
+    from ..lang import anomaly
+
+    values = [target.output.data, *(v.analytic for v in report.variables.values())]
+    if all(np.all(np.isfinite(np.asarray(v, dtype=np.float64))) for v in values):
+        return None
+    seed = None if target.output.data.size == 1 else wrap(np.ones_like(target.output.data))
+    return anomaly.find(target.session.program, target.run, list(target.tensors.values()), seed)
+
+
+def _expect(target: ProgramTarget, name: str, formula: str, autograd, options) -> ExpectReport:
+    """Evaluate a hand-derived gradient formula with the program's values and judge it by
+    the same rules as autograd (kinks included)."""
+    from ..lang.program import Program
+
+    out, t = target.output, target.tensors[name]
+    if out.data.size != 1:
+        raise AgradValueError(
+            f"--expect {name}: a formula is compared with the gradient of a single-number "
+            f"output; this output has shape {tuple(out.shape)}"
+        )
+    where = f"--expect {name}={formula!r}"
+    try:
+        program = Program.compile(formula)
+        values = {n: target.run.env[n].data for n in program.free if n in target.run.env}
+        value = program.run(values).output.data
+    except AgradError as exc:
+        raise type(exc)(f"{where}: {exc}") from None
+    try:
+        value = np.broadcast_to(np.asarray(value, dtype=np.float64), t.shape)
+    except ValueError:
+        raise AgradValueError(
+            f"--expect {name}: the formula has shape {np.shape(value)}, but {name} has shape "
+            f"{tuple(t.shape)}"
+        ) from None
+    return judge_claim(target, name, value.reshape(1, -1), autograd, options, formula)

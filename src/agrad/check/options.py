@@ -1,0 +1,108 @@
+"""One schema for a check's settings: `CheckOptions` fields carry their type, help text
+and allowed values, and the CLI's and the suites' validation is derived from them."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import AgradValueError
+
+METHODS = ("auto", "complex", "ridders", "central", "forward", "richardson", "taylor")
+FIXED = ("central", "forward", "richardson")  # one step, chosen by --eps or the default
+
+
+def _opt(default: Any, help: str, kind: tuple[type, ...], what: str, choices: tuple = ()):
+    meta = {"help": help, "kind": kind, "what": what, "choices": choices}
+    return field(default=default, metadata=meta)
+
+
+@dataclass
+class CheckOptions:
+    """How to check. Every field is a suite key of the same name."""
+
+    method: str = _opt(
+        "auto",
+        "auto: the complex step where every op is analytic, else the adaptive ladder of "
+        "steps; complex, ridders: those alone; central, forward, richardson: one step "
+        "(--eps); taylor: the Taylor remainder test",
+        (str,), "a string", METHODS,
+    )  # fmt: skip
+    eps: float | None = _opt(
+        None, "force one finite-difference step (times max(1, |x|))", (int, float), "a number"
+    )
+    atol: float | None = _opt(
+        None,
+        "absolute tolerance (default: 1e-6 of the gradient's scale; 1e-5 in float32)",
+        (int, float), "a number",
+    )  # fmt: skip
+    rtol: float | None = _opt(
+        None, "relative tolerance (default 1e-5; 1e-4 in float32)", (int, float), "a number"
+    )
+    fast: bool = _opt(False, "random-direction projections u^T J v", (bool,), "true or false")
+    directions: int = _opt(3, "random directions per variable with fast", (int,), "a count")
+    order: int = _opt(1, "1: gradients; 2: the Hessian", (int,), "1 or 2", (1, 2))
+    strict: bool = _opt(False, "count kinks as failures", (bool,), "true or false")
+    allow_undecided: bool = _opt(
+        False, "pass although some elements are undecided", (bool,), "true or false"
+    )
+    seed: int = _opt(0, "seed of the random directions", (int,), "a whole number >= 0")
+    max_seconds: float = _opt(
+        600.0,
+        "refuse a check estimated (from a first block of evaluations) to take longer",
+        (int, float), "a number of seconds",
+    )  # fmt: skip
+
+    def __post_init__(self) -> None:
+        """Refuse settings that would make a check meaningless (a NaN step passes nothing)."""
+        for name in self.keys():
+            problem = _problem(name, getattr(self, name))
+            if problem:
+                raise AgradValueError(f"--{name.replace('_', '-')} {problem}")
+
+    @property
+    def fixed_step(self) -> bool:
+        """One step for every element: --eps given, or a fixed-step method named."""
+        return self.method in FIXED or (self.eps is not None and self.method == "auto")
+
+    @classmethod
+    def keys(cls) -> dict[str, dict[str, Any]]:
+        """Each setting's metadata: kind (accepted Python types), what, choices, help."""
+        return {f.name: dict(f.metadata) for f in dataclasses.fields(cls)}
+
+    @classmethod
+    def from_mapping(cls, values: dict[str, Any], where: str) -> CheckOptions:
+        """Options from a suite case (validated against the schema; errors name ``where``)."""
+        given = {}
+        for name, meta in cls.keys().items():
+            if name not in values:
+                continue
+            value = values[name]
+            kinds = meta["kind"]
+            if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+                raise AgradValueError(f"{where}: {name} must be {meta['what']}, got {value!r}")
+            problem = _problem(name, value)
+            if problem:
+                raise AgradValueError(f"{where}: {name} {problem}")
+            given[name] = value
+        return cls(**given)
+
+
+def _problem(name: str, value: Any) -> str | None:
+    """What is wrong with a setting's value, or None."""
+    meta = CheckOptions.keys()[name]
+    if meta["choices"] and value not in meta["choices"]:
+        return f"must be one of {', '.join(str(c) for c in meta['choices'])}, got {value!r}"
+    if name == "eps" and value is not None and not (math.isfinite(value) and value > 0):
+        return f"must be a positive number, got {value}"
+    if name in ("atol", "rtol") and value is not None and not (math.isfinite(value) and value >= 0):
+        return f"must be a number >= 0, got {value}"
+    if name == "directions" and value < 1:
+        return f"must be at least 1, got {value}"
+    if name == "seed" and value < 0:
+        return f"must be a whole number >= 0, got {value}"
+    if name == "max_seconds" and not value > 0:
+        return f"must be a positive number of seconds, got {value}"
+    return None

@@ -1,0 +1,121 @@
+"""Checks along random directions: --fast (uᵀJv against the numeric derivative of u·f
+along v) and --method taylor (the Taylor remainder's convergence rate along v).
+
+Each direction is one compared element of a (1, D) report: a Jacobian of any size is
+checked in a few evaluations, and a VJP that is 1% off still shows.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import steps as S
+from .diagnosis import diagnose
+from .options import CheckOptions
+from .report import Diagnosis, VariableReport
+from .targets import Target
+from .taylor import taylor
+from .verdict import FAIL, PASS, RULE, UNDECIDED, Tolerance, judge
+
+
+def _directions(n: int, m: int, count: int, rng: np.random.Generator):
+    v = rng.standard_normal((count, n))
+    v /= np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-300)
+    u = rng.standard_normal((count, m)) if m > 1 else np.ones((count, 1))
+    return v, u
+
+
+def project_variable(
+    target: Target, name: str, options: CheckOptions, rng: np.random.Generator
+) -> VariableReport:
+    """uᵀJv for ``options.directions`` random pairs (u, v), one VJP each."""
+    var = target.function(name)
+    f0 = var.value()
+    x = var.base.reshape(-1)
+    n, m = x.size, f0.size
+    v, u = _directions(n, m, options.directions, rng)
+    claim = np.array([[float(target.vjp(name, u[d]) @ v[d]) for d in range(len(v))]])
+    f0u = (u @ f0)[None]  # (1, D): each direction's projected value at the base
+    tol = Tolerance.default(target.dtype, options.atol, options.rtol)
+    scale_f = np.array([float(np.max(np.abs(f0u), initial=0.0))])
+    tau = tol.of(claim, claim, scale_f, x)
+    count = len(v)
+    start = np.full(count, S.START * max(1.0, float(np.max(np.abs(x), initial=0.0))))
+    if options.method == "taylor":
+        return _taylor_variable(var, name, target, f0u, claim, v, u, tau, start, options)
+    if var.complex_batch is not None and options.method in ("auto", "complex"):
+        numeric = S.complex_step(var.along_directions(v, True, u), f0u, count, start / S.START)
+        rest = np.nonzero(~numeric.complex_step)[0]
+    else:
+        numeric = S.Numeric.empty(1, count)
+        rest = np.arange(count)
+    if rest.size:
+        climbed = S.ladder(var.along_directions(v, project=u), f0u[:, rest], rest,
+                           start[rest], tau[:, rest], claim[:, rest])  # fmt: skip
+        numeric.merge(rest, climbed)
+    tau = tol.of(claim, numeric.estimate, scale_f, x)
+    verdicts, reasons = judge(claim, numeric, tau, strict=True)
+    report = _report(name, target, claim, numeric, tau, verdicts, reasons, options)
+    report.evaluations = numeric.evaluations
+    if not report.ok:
+        report.diagnosis = diagnose(report, var, f0, options)
+    return report
+
+
+def _report(name, target, claim, numeric, tau, verdicts, reasons, options) -> VariableReport:
+    count = claim.shape[1]
+    return VariableReport(
+        name=name,
+        out_shape=(),
+        in_shape=(count,),
+        analytic=claim,
+        numeric=numeric.estimate,
+        error=numeric.error,
+        tolerance=tau,
+        verdicts=verdicts,
+        reasons=reasons,
+        left=numeric.left,
+        right=numeric.right,
+        step=numeric.step,
+        complex_step=numeric.complex_step,
+        allow_undecided=options.allow_undecided,
+        unused=not np.any(claim) and not np.any(np.nan_to_num(numeric.estimate)),
+    )
+
+
+def _taylor_variable(var, name, target, f0u, claim, v, u, tau, start, options):
+    """The Taylor test along each direction: the rate decides, no step is chosen."""
+    count = claim.shape[1]
+    verdicts = np.full((1, count), UNDECIDED, dtype=np.int8)
+    reasons = np.zeros((1, count), dtype=np.int8)
+    numeric = S.Numeric.empty(1, count)
+    tables = []
+    evaluations = 0
+    base = var.base.reshape(-1)
+    for d in range(count):
+
+        def along(steps, d=d):
+            points = base[None] + steps[:, None] * v[d][None]
+            values = var.batch(points.reshape(len(steps), *var.base.shape))
+            return np.asarray(values).reshape(len(steps), -1) @ u[d]
+
+        result = taylor(along, float(f0u[0, d]), float(claim[0, d]), float(start[d]) * 64,
+                        float(tau[0, d]))  # fmt: skip
+        evaluations += len(result.rows)
+        tables.append(result.to_dict())
+        verdicts[0, d] = {"pass": PASS, "fail": FAIL}.get(result.verdict, UNDECIDED)
+        reasons[0, d] = RULE if result.verdict == "fail" else 0
+        numeric.estimate[0, d] = claim[0, d] + (result.slope if result.verdict == "fail" else 0)
+        numeric.error[0, d] = 0.0
+        numeric.kind[0, d] = S.SMOOTH
+    report = _report(name, target, claim, numeric, tau, verdicts, reasons, options)
+    report.evaluations = evaluations
+    verdict = report.verdict
+    message = {
+        "pass": "the Taylor remainder falls at rate 2 along every direction",
+        "fail": "the Taylor remainder falls at rate 1 along some direction: the derivative "
+        "is wrong",
+    }.get(verdict, "the Taylor test could not read a rate along some direction")
+    report.diagnosis = Diagnosis("taylor" if verdict == "pass" else (
+        "rule" if verdict == "fail" else "undecided"), message, {"taylor": tables})  # fmt: skip
+    return report

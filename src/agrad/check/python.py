@@ -1,0 +1,278 @@
+"""`agrad check --python FILE.py:NAME`: check a Python function of the user's own.
+
+This runs the user's code, by their explicit choice, and only from here: the language's
+programs and ``--set`` values never reach Python. The function is loaded from a file
+(``path/to/file.py:NAME``) or a module (``pkg.module:NAME``); its parameters are bound by
+name from ``--set`` (the others keep their defaults); ``--wrt`` names the parameters to
+check (default: every parameter given a floating value). What it is decides the claim:
+
+- written with ``import agrad as torch`` (agrad tensors in, a tensor out): autograd;
+- a NumPy function (arrays in, an array out) with ``--grad FILE.py:NAME``, a hand-written
+  gradient returning one array per --wrt parameter (or the Jacobian block for a
+  non-scalar output);
+- a PyTorch function (when torch is installed; never required): torch's autograd, against
+  agrad's numeric side in float64 — the better torch.autograd.gradcheck.
+
+With --grad and a function autograd can also differentiate, the check is three-way: the
+hand gradient is judged beside autograd (as --expect judges a formula).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import importlib.util
+import inspect
+import os
+import sys
+import traceback
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import AgradValueError
+
+
+class UserCodeError(AgradValueError):
+    """The user's own Python code failed; with AGRAD_DEBUG=1 its traceback is shown."""
+
+    def __init__(self, message: str, exc: BaseException | None = None) -> None:
+        super().__init__(message)
+        if exc is not None and os.environ.get("AGRAD_DEBUG"):
+            self.snippet = "".join(traceback.format_exception(exc)).rstrip()
+
+
+def load_callable(spec: str, option: str = "--python") -> tuple[Callable, str, Any]:
+    """``path.py:NAME`` or ``package.module:NAME`` -> (the callable, its label, its module)."""
+    where, sep, name = spec.rpartition(":")
+    if not sep or not where or not name.isidentifier():
+        raise AgradValueError(
+            f"{option} {spec!r}: expected FILE.py:NAME or module.path:NAME, e.g. "
+            f"{option} layers.py:affine"
+        )
+    label = f"{option} {spec}"
+    if where.endswith(".py") or os.sep in where or "/" in where:
+        module = _import_file(Path(where), label)
+    else:
+        try:
+            module = importlib.import_module(where)
+        except Exception as exc:  # the user's module: any error at import is theirs
+            raise UserCodeError(
+                f"{label}: cannot import module {where!r}: {type(exc).__name__}: {exc}", exc
+            ) from None
+    func = getattr(module, name, None)
+    if func is None:
+        defined = sorted(n for n, v in vars(module).items()
+                         if callable(v) and not n.startswith("_"))[:8]  # fmt: skip
+        hint = f"; it defines {', '.join(defined)}" if defined else ""
+        raise AgradValueError(f"{label}: {where} has no function {name!r}{hint}")
+    if not callable(func):
+        raise AgradValueError(f"{label}: {name!r} in {where} is a {type(func).__name__}, "
+                              "not a function")  # fmt: skip
+    return func, label, module
+
+
+def _import_file(path: Path, label: str) -> Any:
+    if not path.is_file():
+        raise AgradValueError(f"{label}: no such file {str(path)!r}")
+    spec = importlib.util.spec_from_file_location(f"agrad_user_{path.stem}", path)
+    if spec is None or spec.loader is None:
+        raise AgradValueError(f"{label}: {str(path)!r} is not a Python file")
+    module = importlib.util.module_from_spec(spec)
+    folder = str(path.resolve().parent)
+    sys.path.insert(0, folder)  # its own sibling modules import as they would in a script
+    try:
+        spec.loader.exec_module(module)
+    except SyntaxError as exc:
+        raise UserCodeError(
+            f"{label}: {path} has a syntax error at line {exc.lineno}: {exc.msg}", exc
+        ) from None
+    except Exception as exc:
+        raise UserCodeError(
+            f"{label}: importing {path} raised {type(exc).__name__}: {exc}", exc
+        ) from None
+    finally:
+        with contextlib.suppress(ValueError):
+            sys.path.remove(folder)
+    return module
+
+
+def framework(func: Callable, module: Any) -> str:
+    """ "agrad", "torch" or "numpy": what the function's module imported as its tensors."""
+    import agrad
+
+    values = list(vars(module).values()) + list(getattr(func, "__globals__", {}).values())
+    if any(v is agrad for v in values):
+        return "agrad"
+    torch = sys.modules.get("torch")
+    if torch is not None and any(v is torch for v in values):
+        return "torch"
+    return "numpy"
+
+
+def parameters(func: Callable, label: str) -> list[inspect.Parameter]:
+    try:
+        params = list(inspect.signature(func).parameters.values())
+    except (TypeError, ValueError):
+        raise AgradValueError(f"{label}: cannot read the function's parameters") from None
+    return [p for p in params if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+
+
+def bind(
+    func: Callable, label: str, values: Mapping[str, np.ndarray], wrt: list[str]
+) -> tuple[dict[str, Any], list[str]]:
+    """The function's arguments by name (from --set, else their defaults) and the
+    parameters to check (--wrt, or every one given a floating value)."""
+    params = parameters(func, label)
+    names = [p.name for p in params]
+    for name in values:
+        if name not in names:
+            raise AgradValueError(
+                f"--set {name}: {label} has no parameter {name!r}; its parameters are "
+                f"{', '.join(names) or 'none'}"
+            )
+    arguments = {}
+    for p in params:
+        if p.name in values:
+            arguments[p.name] = values[p.name]
+        elif p.default is inspect.Parameter.empty:
+            raise AgradValueError(
+                f"{label}: parameter {p.name!r} has no default: give it with --set {p.name}=VALUE"
+            )
+    for name in wrt:
+        if name not in names:
+            raise AgradValueError(f"--wrt {name}: {label} has no parameter {name!r}")
+        if name not in arguments:
+            raise AgradValueError(f"--wrt {name}: give its value with --set {name}=VALUE")
+    if not wrt:
+        wrt = [n for n, v in arguments.items() if np.asarray(v).dtype.kind == "f"]
+    if not wrt:
+        raise AgradValueError(f"{label}: nothing to check: give values with --set and name "
+                              "them with --wrt")  # fmt: skip
+    return arguments, wrt
+
+
+def calling(func: Callable, label: str, expect: str) -> Callable:
+    """``func`` with its failures reported as the user's, and its result checked."""
+
+    def call(**kwargs: Any) -> Any:
+        try:
+            result = func(**kwargs)
+        except Exception as exc:
+            shapes = ", ".join(f"{k} (shape {tuple(np.shape(v))})" for k, v in kwargs.items())
+            raise UserCodeError(
+                f"{label} raised {type(exc).__name__}: {exc} (called with {shapes})", exc
+            ) from None
+        return result
+
+    call.__name__ = getattr(func, "__name__", "function")
+    call.__doc__ = expect
+    return call
+
+
+def build_target(
+    spec: str,
+    grad_spec: str | None,
+    values: Mapping[str, np.ndarray],
+    wrt: list[str],
+    grad_output: np.ndarray | None = None,
+) -> tuple[Any, dict[str, np.ndarray] | None, str]:
+    """The target for ``--python spec`` (and ``--grad grad_spec``): returns the target, the
+    hand gradient's claims when it is judged beside autograd (three-way), and a label."""
+    func, label, module = load_callable(spec)
+    kind = framework(func, module)
+    arguments, wrt = bind(func, label, values, wrt)
+    call = calling(func, label, "the function")
+    hand, grad_label = None, "the gradient function"
+    if grad_spec is not None:
+        grad_func, grad_label, _ = load_callable(grad_spec, "--grad")
+        hand = calling(grad_func, grad_label, "the gradient")
+    if grad_output is not None:
+        call, hand = _projected(call, hand, grad_output, kind)
+    if kind == "agrad":
+        target = _agrad_target(call, arguments, wrt, label)
+    elif kind == "torch":
+        from .torch_target import TorchTarget
+
+        target = TorchTarget(call, arguments, wrt, label)
+    else:
+        if hand is None:
+            raise AgradValueError(
+                f"{label} is a NumPy function: give its hand-written gradient with --grad "
+                "FILE.py:NAME (or write the function with 'import agrad as torch' to check "
+                "autograd's)"
+            )
+        from .numpy_target import NumpyTarget
+
+        return NumpyTarget(call, hand, arguments, wrt, label, grad_label), None, kind
+    extra = None
+    if hand is not None:
+        from .numpy_target import hand_claims
+
+        shapes = {n: np.shape(arguments[n]) for n in wrt}
+        plain = {k: np.asarray(v) for k, v in arguments.items()}
+        extra = hand_claims(hand(**plain), wrt, shapes, target.output_shape(wrt[0]),
+                            f"--grad {grad_spec}")  # fmt: skip
+    return target, extra, kind
+
+
+def _agrad_target(call: Callable, arguments: Mapping[str, Any], wrt: list[str], label: str):
+    from ..engine.tensor import Tensor, wrap
+    from .callables import AgradCallableTarget
+
+    names = list(arguments)
+    inputs = []
+    for name in names:
+        array = np.asarray(arguments[name])
+        leaf = name in wrt and array.dtype.kind == "f"
+        inputs.append(wrap(array, leaf) if array.dtype.kind in "fiub" else arguments[name])
+
+    def positional(*args: Any) -> Any:
+        result = call(**dict(zip(names, args, strict=True)))
+        if not isinstance(result, Tensor):
+            raise AgradValueError(
+                f"{label} must return an agrad tensor (it is written with 'import agrad as "
+                f"torch'), got {type(result).__name__}"
+            )
+        return result
+
+    return AgradCallableTarget(positional, inputs, wrt, [names.index(n) for n in wrt])
+
+
+def _projected(call: Callable, hand: Callable | None, u: np.ndarray, kind: str):
+    """--grad-output: check the vector-Jacobian product, i.e. the gradient of sum(u·f)."""
+
+    def projected(**kwargs: Any) -> Any:
+        out = call(**kwargs)
+        weights = u
+        if kind != "numpy":
+            weights = type(out)(u) if kind == "torch" else _as_agrad(u, out)
+            if kind == "torch":
+                weights = weights.to(out.dtype)
+        try:
+            return (out * weights).sum()
+        except Exception as exc:
+            raise AgradValueError(
+                f"--grad-output has shape {np.shape(u)}, the output {tuple(out.shape)}: {exc}"
+            ) from None
+
+    def contract(block: Any) -> np.ndarray:  # a Jacobian block: output.shape + variable.shape
+        return np.tensordot(u, np.asarray(block, dtype=np.float64), axes=u.ndim)
+
+    def projected_hand(**kwargs: Any) -> Any:
+        result = hand(**kwargs)
+        if isinstance(result, Mapping):
+            return {k: contract(v) for k, v in result.items()}
+        if isinstance(result, (tuple, list)):
+            return [contract(v) for v in result]
+        return contract(result)
+
+    return projected, (None if hand is None else projected_hand)
+
+
+def _as_agrad(u: np.ndarray, like: Any) -> Any:
+    from ..engine.tensor import wrap
+
+    return wrap(np.asarray(u, dtype=like.dtype))

@@ -1,0 +1,411 @@
+"""Numeric derivatives that choose their own step: the complex step, and a ladder of steps.
+
+Each *element* is one direction in input space (a coordinate, or any unit vector); its
+numeric derivative is a column of the Jacobian along that direction, for every output.
+
+- Complex step (Squire & Trapp 1998): f'(x)·d = Im f(x + ih·d)/h has no cancellation, so
+  it is exact to rounding. It is valid only where f is holomorphic near the real point,
+  which the caller decides (the op table knows which ops have kinks); it is taken at two
+  steps and its real part compared with f(x), so a branch cut or a non-analytic kernel
+  shows up as disagreement and that element falls back to the ladder.
+- The ladder: central differences at h0, h0/4, h0/16, ... with Ridders' extrapolation
+  (Richardson in h², an error estimate at every level), so each element gets the step its
+  own curvature allows. The one-sided quotients D+(h), D-(h) come from the same
+  evaluations; how their gap scales with h classifies the point (Farrell et al. 2013's
+  Taylor-remainder idea, applied to the one-sided gap): at a smooth point the gap falls in
+  proportion to h, at a kink it stays O(1), near a kink at distance d it collapses once
+  h < d, and where rounding dominates it grows. An element stops as soon as its verdict is
+  clear: converged and smooth, a kink over many levels, or rounding noise.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+# Element classifications.
+SMOOTH, KINK, UNDECIDED = 0, 1, 2
+# Why an element is undecided.
+NONFINITE, NOISE, KINK_CLOSE = 1, 2, 3
+# How the one-sided gap scaled over the last levels of the ladder.
+SHAPE_OPEN, SHAPE_SMOOTH, SHAPE_FLAT, SHAPE_KINK, SHAPE_NEAR, SHAPE_NOISE = range(6)
+
+EPS = float(np.finfo(np.float64).eps)
+RATIO = 4.0  # step ratio between ladder levels
+START = 2.0**-10  # the first step, times max(1, |x_j|)
+SMALLEST = 2.0**-46  # the last step, times max(1, |x_j|): about where x + h rounds to x
+MAX_LEVELS = int(np.ceil(np.log(START / SMALLEST) / np.log(RATIO))) + 1
+COMPLEX_STEPS = (1e-20, 1e-26)  # two steps: a step-dependent result means the complex step lies
+SAMPLE = 16  # elements that take the second complex step
+
+# Evaluate f at ``len(elements)`` points, each the base point moved by ``offsets[k]`` along
+# element ``elements[k]``: returns (m, len(elements)); real or complex offsets.
+Along = Callable[[np.ndarray, np.ndarray], np.ndarray]
+
+
+@dataclass
+class Numeric:
+    """Numeric derivatives of m outputs along E elements, with what came with them."""
+
+    estimate: np.ndarray  # (m, E)
+    error: np.ndarray  # (m, E): estimated |estimate - true derivative|
+    kind: np.ndarray  # (m, E) int8: SMOOTH, KINK or UNDECIDED
+    reason: np.ndarray  # (m, E) int8: NONFINITE or NOISE where UNDECIDED
+    left: np.ndarray  # (m, E): one-sided derivatives (meaningful where KINK)
+    right: np.ndarray
+    step: np.ndarray  # (E,): the step of the chosen estimate (0 for the complex step)
+    complex_step: np.ndarray  # (E,) bool: the estimate is the complex step's
+    levels: np.ndarray  # (E,): ladder levels evaluated (0: the complex step sufficed)
+    magnitude: np.ndarray | None = None  # (m,): the largest |f| at the steps the estimates use
+    # (m, E): the rounding noise of the coarsest extrapolated level, the best any step here
+    # can do (the ladder's second level); an error estimate within it is as good as it gets.
+    resolution: np.ndarray | None = None
+    evaluations: int = 0
+    # Per level of the ladder, for the elements still active then: kept for explanations.
+    trace: list = field(default_factory=list)
+
+    def merge(self, columns: np.ndarray, other: Numeric) -> None:
+        """Take ``other``'s results (computed for ``columns``) into those columns."""
+        for name in ("estimate", "error", "kind", "reason", "left", "right"):
+            getattr(self, name)[:, columns] = getattr(other, name)
+        if other.resolution is not None:
+            if self.resolution is None:
+                self.resolution = np.zeros_like(self.error)
+            self.resolution[:, columns] = other.resolution
+        for name in ("step", "complex_step", "levels"):
+            getattr(self, name)[columns] = getattr(other, name)
+        self.evaluations += other.evaluations
+        self.magnitude = _larger(self.magnitude, other.magnitude)
+
+    @classmethod
+    def empty(cls, m: int, n: int) -> Numeric:
+        nan = np.full((m, n), np.nan)
+        return cls(
+            nan.copy(),
+            np.full((m, n), np.inf),
+            np.full((m, n), UNDECIDED, dtype=np.int8),
+            np.full((m, n), NONFINITE, dtype=np.int8),
+            nan.copy(),
+            nan.copy(),
+            np.zeros(n),
+            np.zeros(n, dtype=bool),
+            np.zeros(n, dtype=np.int16),
+        )
+
+
+def complex_step(along: Along, f0: np.ndarray, n: int, scale: np.ndarray) -> Numeric:
+    """The complex-step derivative along each of ``n`` elements; elements where it does not
+    hold up (a real part that is not f(x), a step-dependent result) stay UNDECIDED for the
+    caller to hand to the ladder. ``f0``: f at the base, (m,) or per element (m, n).
+
+    The second step, which exposes a derivative that scales like 1/h (a kernel that is not
+    holomorphic), is taken on a sample of elements: such a fault is the op's, so it shows
+    on every element through that op; if any sampled element disagrees, on all of them.
+    """
+    f0 = _per_element(f0, n)
+    m = f0.shape[0]
+    result = Numeric.empty(m, n)
+    elements = np.arange(n)
+    h1, h2 = (s * scale for s in COMPLEX_STEPS)
+    with np.errstate(all="ignore"):
+        v1 = along(elements, 1j * h1)
+        d1 = v1.imag / h1
+        # The real part is f(x) - h²f''/2 + ...: equal to f(x) but for a branch cut
+        # crossed or a kernel that is not holomorphic (both differ at O(1)).
+        slack = 1e-20 * (1.0 + np.abs(f0))
+        good = _close(v1.real, f0, 1e-9, slack) & np.isfinite(d1) & np.isfinite(f0)
+        sample = np.unique(np.linspace(0, n - 1, min(n, SAMPLE)).astype(int)) if n else elements
+        d2 = np.full(d1.shape, np.nan)
+        d2[:, sample] = along(sample, 1j * h2[sample]).imag / h2[sample]
+        if not _close(d1[:, sample], d2[:, sample], 1e-9).all():
+            d2 = along(elements, 1j * h2).imag / h2
+            sample = elements
+        same = np.ones(d1.shape, dtype=bool)
+        same[:, sample] = _close(d1[:, sample], d2[:, sample], 1e-9)
+    good &= same
+    result.evaluations = n + sample.size
+    column_ok = good.all(axis=0)
+    err = np.where(np.isnan(d2), 0.0, np.abs(d1 - d2)) + 8 * EPS * np.abs(d1)
+    result.estimate[:, column_ok] = d1[:, column_ok]
+    result.error[:, column_ok] = err[:, column_ok]
+    result.kind[:, column_ok] = SMOOTH
+    result.reason[:, column_ok] = 0
+    result.complex_step[column_ok] = True
+    result.magnitude = _magnitude(v1.real)
+    return result
+
+
+def _magnitude(values: np.ndarray) -> np.ndarray:
+    finite = np.where(np.isfinite(values), np.abs(values), 0.0)
+    return finite.max(axis=1, initial=0.0)
+
+
+def _larger(a: np.ndarray | None, b: np.ndarray | None) -> np.ndarray | None:
+    if a is None or b is None:
+        return b if a is None else a
+    return np.maximum(a, b)
+
+
+def _per_element(f0: np.ndarray, n: int) -> np.ndarray:
+    f0 = np.asarray(f0, dtype=np.float64)
+    return np.broadcast_to(f0[:, None], (f0.size, n)) if f0.ndim == 1 else f0
+
+
+def _close(a: np.ndarray, b: np.ndarray, rtol: float, slack: float | np.ndarray = 1e-300):
+    return np.abs(a - b) <= rtol * np.maximum(np.abs(a), np.abs(b)) + slack
+
+
+def ladder(
+    along: Along,
+    f0: np.ndarray,
+    elements: np.ndarray,
+    first_step: np.ndarray,
+    target: np.ndarray,
+    claim: np.ndarray | None = None,
+    max_levels: int = MAX_LEVELS,
+    keep_trace: bool = False,
+    actual: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]] | None = None,
+) -> Numeric:
+    """Derivatives along ``elements`` by a ladder of central differences.
+
+    ``f0`` is f at the base, (m,) or per element (m, E) (projected outputs differ per
+    element). ``first_step`` (E,) is each element's largest step; ``target`` (m, E) the
+    accuracy that settles an element (its tolerance); ``claim`` (m, E), when given, lets an
+    element stop early once it clearly disagrees with the claim at a smooth point.
+    ``actual(elements, h)`` gives the steps float64 really takes on either side.
+    """
+    n = elements.size
+    f0 = _per_element(f0, n)
+    m = f0.shape[0]
+    out = Numeric.empty(m, n)
+    finite0 = np.isfinite(f0)
+    if n == 0:
+        return out
+    state = _LadderState(m, n, f0, claim, target)
+    active = np.arange(n)
+    for k in range(max_levels):
+        h = first_step[active] / RATIO**k
+        hp, hm = (h, h) if actual is None else actual(elements[active], h)
+        with np.errstate(all="ignore"):  # overflow, poles, domains: inf and nan are data here
+            up = along(elements[active], hp)
+            down = along(elements[active], -hm)
+            done = state.level(k, active, h, up, down, hp, hm)
+        out.evaluations += 2 * active.size
+        if keep_trace:
+            out.trace.append((k, active.copy(), h.copy(), state.last_gap.copy()))
+        out.levels[active] = k + 1
+        active = active[~done]
+        if not active.size:
+            break
+    with np.errstate(all="ignore"):
+        state.finish(out, finite0)
+    return out
+
+
+class _LadderState:
+    """The running Ridders tableau and gap history of the elements on the ladder."""
+
+    def __init__(self, m, n, f0, claim, target):
+        self.f0 = f0
+        self.claim = claim
+        self.target = target
+        self.best = np.full((m, n), np.nan)
+        self.best_err = np.full((m, n), np.inf)
+        self.best_step = np.zeros((m, n))
+        self.best_mag = np.zeros((m, n))
+        self.resolution = np.full((m, n), np.inf)
+        self.rows: list[np.ndarray] = []  # the previous tableau row, for the active elements
+        self.gaps: list[np.ndarray] = []  # |D+ - D-| per level, full width (nan: not active)
+        self.gap_noise: list[np.ndarray] = []
+        self.plus: list[np.ndarray] = []  # one-sided quotients per level, full width
+        self.minus: list[np.ndarray] = []
+        self.steps: list[np.ndarray] = []
+        self.any_finite = np.zeros((m, n), dtype=bool)
+        self.last_gap = np.zeros((m, 0))
+        self.m, self.n = m, n
+
+    def _full(self, active, values):
+        full = np.full((self.m, self.n), np.nan)
+        full[:, active] = values
+        return full
+
+    def level(self, k, active, h, up, down, hp, hm) -> np.ndarray:
+        """Take one level's evaluations; return which active elements are done."""
+        f0 = self.f0[:, active]
+        central = (up - down) / (hp + hm)
+        plus, minus = (up - f0) / hp, (f0 - down) / hm
+        finite = np.isfinite(up) & np.isfinite(down) & np.isfinite(f0)
+        # Rounding at this step: in the central quotient (its two values, each rounded to
+        # half an ulp, with a factor 2 to spare) and in the gap (f(x) counts twice there).
+        noise = 2 * EPS * (np.abs(up) + np.abs(down)) / (hp + hm)
+        gap_noise = EPS * (np.abs(up) + 2 * np.abs(f0) + np.abs(down)) / h
+        gap = np.where(finite, np.abs(plus - minus), np.nan)
+        self.any_finite[:, active] |= finite
+        previous = [r[:, self._keep] for r in self.rows] if self.rows else []
+        best, best_err, best_step, best_mag = (
+            a[:, active] for a in (self.best, self.best_err, self.best_step, self.best_mag)
+        )
+        if k == 1:
+            self.resolution[:, active] = np.where(finite, noise, np.inf)
+        if self.gaps:
+            # A level where the gap does not fall (a kink's steady gap, a pole straddled) ends
+            # a regime: the estimates so far belong to it, not to the smooth function below.
+            before = self.gaps[-1][:, active]
+            with np.errstate(all="ignore"):
+                ratio = before / gap
+            significant = (gap > 8 * gap_noise) & (gap > self.target[:, active])
+            reset = significant & ~(ratio >= 2.5)
+            previous = [np.where(reset, np.nan, r) for r in previous]
+            best = np.where(reset, np.nan, best)
+            best_err = np.where(reset, np.inf, best_err)
+        # Ridders: row k of the Neville tableau, extrapolating in h² (factor RATIO²).
+        row = [central]
+        errors = [np.full(central.shape, np.inf)]
+        for level, older in enumerate(previous, start=1):
+            factor = RATIO ** (2 * level)
+            extrapolated = row[-1] + (row[-1] - older) / (factor - 1.0)
+            err = np.maximum(np.abs(extrapolated - row[-1]), np.abs(extrapolated - older))
+            row.append(extrapolated)
+            errors.append(err)
+        size = np.where(finite, np.maximum(np.abs(up), np.abs(down)), 0.0)
+        for value, err in zip(row, errors, strict=True):
+            err = np.where(finite, np.maximum(err, noise), np.inf)
+            better = err < best_err
+            best = np.where(better, value, best)
+            best_err = np.where(better, err, best_err)
+            best_step = np.where(better, h, best_step)
+            best_mag = np.where(better, size, best_mag)
+        for name, values in (("best", best), ("best_err", best_err), ("best_step", best_step),
+                             ("best_mag", best_mag)):  # fmt: skip
+            getattr(self, name)[:, active] = values
+        self.rows = row
+        self.gaps.append(self._full(active, gap))
+        self.gap_noise.append(self._full(active, gap_noise))
+        self.plus.append(self._full(active, plus))
+        self.minus.append(self._full(active, minus))
+        self.steps.append(self._full(active, np.broadcast_to(h, central.shape)))
+        self.last_gap = gap
+        done = self._settled(k, active, best, best_err)
+        self._keep = ~done  # the tableau rows follow the elements that stay
+        return done
+
+    _keep = slice(None)
+
+    def _settled(self, k, active, best, best_err) -> np.ndarray:
+        """Elements whose every output has a clear outcome at this level."""
+        lost = ~np.isfinite(self.f0[:, active])  # f(x) itself is not finite: no step helps
+        if lost.all():
+            return np.ones(active.size, dtype=bool)
+        if k == 0:
+            return np.zeros(active.size, dtype=bool)
+        if k == 1:  # two levels: only a textbook smooth point, converged well past need
+            g0, g1 = self.gaps[0][:, active], self.gaps[1][:, active]
+            quiet = g1 <= np.maximum(4 * self.gap_noise[1][:, active], 1e-300)
+            quiet &= g0 <= np.maximum(4 * self.gap_noise[0][:, active], 1e-300)
+            with np.errstate(all="ignore"):
+                clean = (g0 / g1 >= 3.2) & (g0 / g1 <= 5.0)  # the gap falls as h, no faster
+            settled = (clean | quiet) & (best_err <= self.target[:, active] / 16)
+            return (settled | lost).all(axis=0)
+        last = np.full((self.m, active.size), k)
+        shape = self._signature(active, last)
+        target = self.target[:, active]
+        smooth = shape == SHAPE_SMOOTH
+        settled = smooth & (best_err <= target / 8)
+        if self.claim is not None:  # clearly wrong at a smooth point: no need to go on
+            gap = np.abs(self.claim[:, active] - best)
+            settled |= smooth & (best_err <= target) & (gap > 4 * (target + best_err))
+        settled |= (shape == SHAPE_KINK) | (shape == SHAPE_NOISE) | (shape == SHAPE_FLAT)
+        return (settled | lost).all(axis=0)
+
+    def _signature(self, columns, last) -> np.ndarray:
+        """How the gap and the one-sided quotients scaled over the last levels each element
+        reached (``last``: (m, E) level index), per (output, element)."""
+        levels = np.arange(len(self.gaps))
+
+        def back(series, j):  # the value ``j`` levels before each element's last
+            at = np.clip(last - j, 0, len(series) - 1)
+            stacked = np.stack([x[:, columns] for x in series])
+            value = np.take_along_axis(stacked, at[None], axis=0)[0]
+            return np.where(last - j >= 0, value, np.nan)
+
+        depth = min(5, levels.size)
+        g = [back(self.gaps, j) for j in range(depth)]  # g[0]: the finest level
+        noise = [back(self.gap_noise, j) for j in range(depth)]
+        target = self.target[:, columns]
+        quiet = [gj <= np.maximum(4 * nj, 1e-300) for gj, nj in zip(g, noise, strict=True)]
+        significant = [(gj > 8 * nj) & (gj > target) for gj, nj in zip(g, noise, strict=True)]
+        with np.errstate(all="ignore"):
+            ratio = [g[j + 1] / g[j] for j in range(depth - 1)]  # > 1: falling as h falls
+        shape = np.full(g[0].shape, SHAPE_OPEN, dtype=np.int8)
+        if depth < 3:
+            return shape
+        falling = [(r >= 2.5) | q for r, q in zip(ratio, quiet, strict=False)]
+        shape[falling[0] & falling[1]] = SHAPE_SMOOTH
+        shape[quiet[0] & quiet[1] & quiet[2]] = SHAPE_FLAT
+        rising = (ratio[0] < 0.5) & (ratio[1] < 0.5) & ~significant[0]
+        shape[rising & (shape == SHAPE_OPEN)] = SHAPE_NOISE
+        if depth >= 5:
+            steady = np.ones(g[0].shape, dtype=bool)
+            for j in range(4):
+                steady &= significant[j]
+            for r in ratio[:3]:
+                steady &= (r > 0.5) & (r < 2.0)
+            # At a true kink each one-sided quotient converges (its changes fall with h);
+            # near a kink at distance d its far-side quotient moves like d/h instead.
+            converging = steady.copy()
+            for series in (self.plus, self.minus):
+                q = [back(series, j) for j in range(3)]
+                n0 = noise[0] / 4
+                inc0, inc1 = np.abs(q[0] - q[1]), np.abs(q[1] - q[2])
+                converging &= (inc0 <= np.maximum(n0, 1e-300)) | (inc1 >= 2.5 * inc0)
+            shape[converging] = SHAPE_KINK
+            shape[steady & ~converging] = SHAPE_NEAR
+        return shape
+
+    def finish(self, out: Numeric, finite0: np.ndarray) -> None:
+        """Classify every element from its whole ladder and fill ``out``."""
+        out.estimate[:] = self.best
+        out.error[:] = self.best_err
+        out.magnitude = np.maximum(np.abs(np.where(finite0, self.f0, 0.0)), self.best_mag).max(
+            axis=1, initial=0.0
+        )
+        out.resolution = self.resolution
+        out.step[:] = np.nanmax(self.best_step, axis=0, initial=0.0)
+        g = np.stack(self.gaps)  # (K, m, n); nan where an element had stopped
+        columns = np.arange(self.n)
+        last = np.maximum(np.sum(~np.isnan(g), axis=0) - 1, 0)  # each element's finest level
+        shape = self._signature(columns, last)
+        kind = np.full(self.best.shape, SMOOTH, dtype=np.int8)
+        reason = np.zeros(self.best.shape, dtype=np.int8)
+        is_kink = shape == SHAPE_KINK
+        kind[is_kink] = KINK
+
+        def extrapolated(series):  # one-sided Richardson: each side is smooth (error O(h))
+            stacked = np.stack(series)
+            fine = np.take_along_axis(stacked, last[None], axis=0)[0]
+            coarse = np.take_along_axis(stacked, np.maximum(last - 1, 0)[None], axis=0)[0]
+            return np.where(is_kink, (RATIO * fine - coarse) / (RATIO - 1), np.nan)
+
+        out.right[:], out.left[:] = extrapolated(self.plus), extrapolated(self.minus)
+        if is_kink.any():
+            step_at = np.take_along_axis(np.stack(self.steps), last[None], axis=0)[0]
+            kink_columns = is_kink.any(axis=0)
+            out.step[kink_columns] = np.nanmax(step_at[:, kink_columns], axis=0)
+        near = shape == SHAPE_NEAR
+        kind[near] = UNDECIDED
+        reason[near] = KINK_CLOSE
+        nonfinite = ~self.any_finite | ~finite0
+        kind[nonfinite] = UNDECIDED
+        reason[nonfinite] = NONFINITE
+        noisy = ~nonfinite & ~is_kink & ~near & ~np.isfinite(self.best_err)
+        kind[noisy] = UNDECIDED
+        reason[noisy] = NOISE
+        out.kind[:], out.reason[:] = kind, reason
+
+
+def element_scale(x: np.ndarray) -> np.ndarray:
+    """Each coordinate's scale for its steps: |x_j|, and at least 1 (steps are absolute
+    for small inputs, relative for large ones)."""
+    return np.maximum(1.0, np.abs(np.asarray(x, dtype=np.float64).reshape(-1)))

@@ -1,0 +1,181 @@
+"""From numbers to verdicts: tolerances, each element's verdict, and the subgradient test.
+
+Each compared element is pass, fail, kink or undecided (`VERDICTS`), with a reason. The
+tolerance of an element is PyTorch's form, atol + rtol·|numeric|, but its default atol is
+relative to the scale of the gradient it belongs to (so a gradient of size 1e-12 is
+checked too), with a floor at rounding level relative to the function's value. The
+numeric side's own error estimate widens nothing silently: an element passes when the
+claim is within the tolerance plus that error AND the error is itself within the
+tolerance; a claim the numbers cannot tell apart from the truth at the requested
+tolerance is *undecided*, never passed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import steps as S
+
+PASS, FAIL, KINK, UNDECIDED = 0, 1, 2, 3
+VERDICTS = ("pass", "fail", "kink", "undecided")
+
+# Why: failures, then undecided elements (0: nothing to say).
+RULE, STEP, PRECISION, STRICT_KINK, SUBGRADIENT, CLAIM_NONFINITE = 1, 2, 3, 4, 5, 6
+NONFINITE, NOISE, KINK_CLOSE, INACCURATE = 7, 8, 9, 10
+REASONS = {
+    0: "",
+    RULE: "rule",
+    STEP: "step",
+    PRECISION: "precision",
+    STRICT_KINK: "kink",
+    SUBGRADIENT: "not a subgradient",
+    CLAIM_NONFINITE: "non-finite gradient",
+    NONFINITE: "non-finite function",
+    NOISE: "rounding noise",
+    KINK_CLOSE: "kink closer than any step",
+    INACCURATE: "finite differences not accurate enough",
+}
+_NUMERIC_REASON = {S.NONFINITE: NONFINITE, S.NOISE: NOISE, S.KINK_CLOSE: KINK_CLOSE}
+
+# Defaults per dtype of the claim: (rtol, atol as a fraction of the gradient's scale).
+# The numeric side is float64 whatever the claim's dtype; float32 claims carry float32
+# rounding, and their rule is checked again in float64 (see `checker`).
+DEFAULTS = {"float64": (1e-5, 1e-6), "float32": (1e-4, 1e-5)}
+FLOOR = 1e-14  # the atol floor: this fraction of |f| per unit of input is rounding level
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """atol + rtol·|numeric| per element; atol None means relative to each row's scale."""
+
+    rtol: float
+    atol: float | None = None
+    scale_atol: float = 1e-6
+
+    @classmethod
+    def default(cls, dtype: str, atol: float | None = None, rtol: float | None = None):
+        r, scale = DEFAULTS.get(dtype, DEFAULTS["float64"])
+        return cls(r if rtol is None else rtol, atol, scale)
+
+    def of(self, claim: np.ndarray, numeric: np.ndarray, f0: np.ndarray, x: np.ndarray):
+        """(m, n) tolerances for a claim, its numeric estimate, the size of f near the
+        point (f(x), or the largest |f| the numeric side saw there) and the point."""
+        relative = self.rtol * np.abs(np.nan_to_num(numeric, nan=0.0, posinf=0.0, neginf=0.0))
+        if self.atol is not None:
+            return self.atol + relative
+        return row_atol(self.scale_atol, claim, numeric, f0, x)[:, None] + relative
+
+
+def row_atol(fraction: float, claim: np.ndarray, numeric: np.ndarray, f0: np.ndarray, x):
+    """The default absolute tolerance of each output row: ``fraction`` of the largest
+    derivative in the row (claimed or numeric), at least rounding level for f's value."""
+    finite = np.where(np.isfinite(claim), np.abs(claim), 0.0)
+    seen = np.where(np.isfinite(numeric), np.abs(numeric), 0.0)
+    scale = np.maximum(finite.max(axis=1, initial=0.0), seen.max(axis=1, initial=0.0))
+    x_scale = max(1.0, float(np.max(np.abs(x), initial=0.0)))
+    floor = FLOOR * np.where(np.isfinite(f0), np.abs(f0), 0.0) / x_scale
+    return np.maximum(fraction * scale, np.maximum(floor, 1e-300))
+
+
+def judge(
+    claim: np.ndarray,
+    numeric: S.Numeric,
+    tau: np.ndarray,
+    strict: bool = False,
+    estimate: np.ndarray | None = None,
+    x_scale: float = 1.0,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each element's verdict and reason. ``estimate`` replaces the numeric estimate for a
+    fixed-step method (compared plainly, without its error); kinks and undecided points
+    are still told by the adaptive ``numeric``."""
+    # Where f does not change at all along an element (every difference exactly 0, no
+    # rounding either: f is 0 there), the truth is 0 and a claim of rounding size — the
+    # residue of terms that cancel, as autograd leaves it — is right.
+    flat = (numeric.estimate == 0) & (numeric.error == 0)
+    tau = np.where(flat, np.maximum(tau, 64 * S.EPS * max(1.0, x_scale)), tau)
+    verdict = np.full(claim.shape, PASS, dtype=np.int8)
+    reason = np.zeros(claim.shape, dtype=np.int8)
+    fixed = estimate is not None
+    value = estimate if fixed else numeric.estimate
+    err = np.zeros(claim.shape) if fixed else numeric.error
+    # An error within twice the best resolution any step could reach is as good as it
+    # gets: decided at that resolution rather than left undecided.
+    reach = tau if numeric.resolution is None else np.maximum(tau, 2 * numeric.resolution)
+    with np.errstate(all="ignore"):
+        gap = np.abs(claim - value)
+    smooth = numeric.kind == S.SMOOTH
+    wrong = ~(gap <= tau + err)  # NaN compares false: never agreement
+    verdict[smooth & wrong] = FAIL
+    reason[smooth & wrong] = RULE
+    vague = smooth & ~wrong & ~(err <= reach)
+    verdict[vague] = UNDECIDED
+    reason[vague] = INACCURATE
+    kink = numeric.kind == S.KINK
+    lo = np.minimum(numeric.left, numeric.right) - tau
+    hi = np.maximum(numeric.left, numeric.right) + tau
+    between = (claim >= lo) & (claim <= hi)
+    verdict[kink & between] = FAIL if strict else KINK
+    reason[kink & between] = STRICT_KINK if strict else 0
+    verdict[kink & ~between] = FAIL
+    reason[kink & ~between] = SUBGRADIENT
+    undecided = numeric.kind == S.UNDECIDED
+    verdict[undecided] = UNDECIDED
+    for code, why in _NUMERIC_REASON.items():
+        reason[undecided & (numeric.reason == code)] = why
+    bad_claim = ~np.isfinite(claim) & ~undecided
+    verdict[bad_claim] = FAIL
+    reason[bad_claim] = CLAIM_NONFINITE
+    return verdict, reason
+
+
+@dataclass
+class DirectionTest:
+    """The claim projected on one direction through the kink coordinates, against the
+    one-sided directional derivatives there (one output row)."""
+
+    output_index: int
+    direction: np.ndarray  # (n,) unit vector
+    projected: float
+    left: float
+    right: float
+    ok: bool
+
+
+def kink_directions(columns: np.ndarray, n: int, rng: np.random.Generator, count: int = 3):
+    """Unit directions through the kink coordinates: all of them together, then random
+    sign patterns (a claim can pass each coordinate alone and still not be a subgradient:
+    max at a tie claimed [1, 1, 0] moves by 2 along e0 + e1, the function by 1)."""
+    rows = [np.zeros(n)]
+    rows[0][columns] = 1.0
+    for _ in range(count):
+        d = np.zeros(n)
+        d[columns] = rng.choice([-1.0, 1.0], size=columns.size)
+        rows.append(d)
+    directions = np.stack(rows)
+    return directions / np.linalg.norm(directions, axis=1, keepdims=True)
+
+
+def directional_verdicts(
+    claim: np.ndarray, directions: np.ndarray, numeric: S.Numeric, tau: np.ndarray
+) -> list[DirectionTest]:
+    """Judge the claim along each direction: between the one-sided directional derivatives
+    at a kink, equal to the directional derivative where it is smooth."""
+    projected = claim @ directions.T  # (m, D)
+    tol = np.abs(tau) @ np.abs(directions.T)
+    tests = []
+    for i in range(claim.shape[0]):
+        for d in range(directions.shape[0]):
+            kind = numeric.kind[i, d]
+            p = float(projected[i, d])
+            if kind == S.KINK:
+                left, right = float(numeric.left[i, d]), float(numeric.right[i, d])
+                ok = min(left, right) - tol[i, d] <= p <= max(left, right) + tol[i, d]
+            elif kind == S.SMOOTH:
+                left = right = float(numeric.estimate[i, d])
+                ok = abs(p - left) <= tol[i, d] + numeric.error[i, d]
+            else:
+                continue  # nothing to learn along an undecided direction
+            tests.append(DirectionTest(i, directions[d], p, left, right, bool(ok)))
+    return tests
