@@ -82,6 +82,8 @@ ERROR_CASES = {
     "not UTF-8": ('file = "latin1.ag"\nwrt = ["x"]', ["not UTF-8", "line 1"]),
     "unknown name": ('program = "sum(q*x)"\nwrt = ["x"]\nset = { x = "1" }', ["name 'q'"]),
     "bad set file": ('program = "sum(x)"\nwrt = ["x"]\nset = { x = "@d.npz" }', ["zip"]),
+    "fifo": ('file = "pipe.ag"\nwrt = ["x"]', ["not a regular file"]),
+    "fifo as data": ('program = "sum(x)"\nwrt = ["x"]\nset = { x = "@pipe.csv" }', ["regular"]),
 }
 
 
@@ -90,6 +92,8 @@ def test_one_bad_case_is_an_error_case(cli, tmp_path, which):
     body, words = ERROR_CASES[which]
     (tmp_path / "latin1.ag").write_bytes("x # caf\xe9\n".encode("latin-1"))
     (tmp_path / "d.npz").write_bytes(b"PK\x03\x04 not a zip")
+    os.mkfifo(tmp_path / "pipe.ag")  # would block a reader forever
+    os.mkfifo(tmp_path / "pipe.csv")
     bad = f'[[case]]\nname = "bad"\n{body}\n'
     suite = write(tmp_path, LINREG, bad, VECTOR)
     lines = case_lines((tmp_path / "s.toml").read_text())
