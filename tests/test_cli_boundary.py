@@ -392,3 +392,12 @@ def test_a_value_keeps_its_caret(cli, option):
         argv[1] = "x*2 + sum(y)"
     err = bad(cli(argv), f"{option}", "in the value '[1, 2'", "expected ']'")
     assert err.splitlines()[1:] == ["[1, 2", "     ^"]
+
+
+def test_a_failure_while_starting_is_an_internal_error_too(cli, monkeypatch):
+    from agrad.cli import app
+
+    monkeypatch.delenv("AGRAD_DEBUG", raising=False)
+    monkeypatch.setattr(app, "command", lambda: (_ for _ in ()).throw(ImportError("no typer")))
+    err = bad(cli(MAIN), "internal error", "ImportError: no typer", code=3)
+    assert "Traceback" not in err

@@ -63,6 +63,8 @@ def run(argv: list[str] | None = None) -> int:
             return _run(sys.argv[1:] if argv is None else list(argv))
         except KeyboardInterrupt:
             return _fail("interrupted", code=ExitCode.INTERRUPTED)
+        except Exception as exc:  # start-up itself failed (an import, the command table)
+            return _internal(exc)
 
 
 def _run(argv: list[str]) -> int:
@@ -100,13 +102,17 @@ def _run(argv: list[str]) -> int:
     except RecursionError:
         return _fail("the input is nested too deeply to handle; split it into smaller parts")
     except Exception as exc:  # the boundary: never a traceback
-        if os.environ.get("AGRAD_DEBUG"):
-            raise
-        return _fail(
-            f"internal error (a bug in agrad): {type(exc).__name__}: {exc}; {REPORT_HINT}",
-            code=ExitCode.INTERNAL,
-        )
+        return _internal(exc)
     return int(result) if isinstance(result, int) else int(ExitCode.OK)
+
+
+def _internal(exc: Exception) -> int:
+    if os.environ.get("AGRAD_DEBUG"):
+        raise exc
+    return _fail(
+        f"internal error (a bug in agrad): {type(exc).__name__}: {exc}; {REPORT_HINT}",
+        code=ExitCode.INTERNAL,
+    )
 
 
 def _usage_message(exc: Exception) -> str:
