@@ -298,3 +298,53 @@ def test_a_module_path_works_too(cli, files, monkeypatch):
                  "np_layer:softmax_loss_grad", "--set", X, "--set", W, "--set", B, "--set", Y,
                  "--wrt", "W,b")  # fmt: skip
     assert result.code == 0, result.err
+
+
+# ---- the suite form: python = "FILE.py:NAME" ---------------------------------------------
+
+
+def test_a_suite_checks_python_cases_with_golden_values_and_junit(cli, files):
+    (files / "checks.toml").write_text(textwrap.dedent(f'''
+        [[case]]
+        name = "hand gradient"
+        python = "np_layer.py:softmax_loss"
+        grad = "np_layer.py:softmax_loss_grad"
+        wrt = ["W", "b"]
+        set = {{ {X.replace("=", " = '", 1)}', {W.replace("=", " = '", 1)}', {B.replace("=", " = '", 1)}', {Y.replace("=", " = '", 1)}' }}
+
+        [[case]]
+        name = "autograd"
+        python = "ag_layer.py:scaled"
+        set = {{ {X.replace("=", " = '", 1)}', {W.replace("=", " = '", 1)}' }}
+        allow_undecided = true
+
+        [[case]]
+        name = "wrong hand gradient"
+        python = "np_layer.py:softmax_loss"
+        grad = "np_layer.py:softmax_loss_grad_unscaled"
+        wrt = ["W", "b"]
+        set = {{ {X.replace("=", " = '", 1)}', {W.replace("=", " = '", 1)}', {B.replace("=", " = '", 1)}', {Y.replace("=", " = '", 1)}' }}
+    '''))  # fmt: skip
+    first = run(cli, "--suite", "checks.toml", "--update-golden", "--junit-xml", "r/j.xml",
+                "--format", "json")  # fmt: skip
+    outcome = {c["name"]: c["ok"] for c in json.loads(first.out)["cases"]}
+    assert outcome == {"hand gradient": True, "autograd": True, "wrong hand gradient": False}
+    assert first.code == 1 and (files / "checks.golden.json").exists()
+    assert "wrong hand gradient" in (files / "r" / "j.xml").read_text()
+    again = json.loads(run(cli, "--suite", "checks.toml", "--format", "json").out)
+    assert [c["golden"] for c in again["cases"]] == ["match", "match", "match"]
+
+
+@pytest.mark.parametrize(
+    "extra, words",
+    [('python = "../outside.py:f"', "outside the suite's folder"),
+     ('python = "np_layer.py:softmax_loss"\ngrad = 3', "grad must be a string"),
+     ('program = "sum(x)"\ngrad = "np_layer.py:g"', "goes with python"),
+     ('python = "np_layer.py:softmax_loss"\nmax_seconds = -1', "max_seconds must be")],
+)  # fmt: skip
+def test_a_bad_python_case_is_an_error_case(cli, files, extra, words):
+    (files / "bad.toml").write_text(f'[[case]]\nname = "c"\n{extra}\nwrt = ["x"]\n'
+                                    'set = { x = "[1, 2]" }\n')  # fmt: skip
+    result = run(cli, "--suite", "bad.toml", "--format", "json")
+    case = json.loads(result.out)["cases"][0]
+    assert result.code == 1 and case["ok"] is False and words in case["error"], case

@@ -352,3 +352,11 @@ def test_a_check_too_long_to_finish_is_refused_up_front(cli):
     assert result.code == 2 and "--fast" in result.err and "--max-seconds" in result.err
     assert result.seconds < 10
     assert cli([*argv, "--fast"]).code == 0
+
+
+@pytest.mark.parametrize("fast", [[], ["--fast"]])
+def test_an_empty_output_compares_nothing(cli, fast):
+    """check (--fast or not) of an output with no elements, unconnected to the variable:
+    found by the CLI fuzzer as an internal error."""
+    report = check(cli, "w = tensor(1.5, requires_grad=true); zeros(0)", [], "w", *fast)
+    assert report["ok"] is True and report["variables"]["w"]["failures"] == 0

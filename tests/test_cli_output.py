@@ -29,8 +29,6 @@ def test_csv_columns_and_index_style_agree_across_commands(cli):
     tables = {c: csv_rows(cli([c, *args])) for c in ("eval", "jacobian", "hessian", "check")}
     for command, rows in tables.items():
         assert list(rows[0])[0] == "variable", command
-        if command == "check":  # its rows come from agrad.check.report (owned elsewhere),
-            continue  # which is to adopt agrad.check.labels.index_label as well
         for row in rows:
             for column in ("index", "output_index", "input_index"):
                 if column in row:  # every index is a Python tuple: (), (1,), (0, 1)

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .labels import index_label
 from .report import Diagnosis
-from .serial import index_label
 from .taylor import taylor
 from .verdict import (
     CLAIM_NONFINITE,

@@ -95,6 +95,20 @@ def current(session) -> dict[str, Any]:
     }
 
 
+def of_report(report: Any, target: Any) -> dict[str, Any]:
+    """What a case of a Python function records: its output and the claimed gradients
+    (Jacobians for a non-scalar output), from the check's own report."""
+    name = next(iter(report.variables))
+    var = target.function(name)
+    value = var.value().reshape(target.output_shape(name))
+    key = "grads" if value.size == 1 else "jacobian"
+    return {
+        "value": value.tolist(),
+        key: {n: v.analytic.reshape(v.out_shape + v.in_shape).tolist()
+              for n, v in report.variables.items()},
+    }  # fmt: skip
+
+
 def compare(now: dict[str, Any], then: Any, tol: Tolerance) -> Comparison:
     """Each current value against its recorded one; a message for each that changed."""
     if not isinstance(then, dict):

@@ -89,6 +89,8 @@ class ProgramTarget:
     def vjp(self, name: str, u: np.ndarray) -> np.ndarray:
         """uᵀ J for one variable: one backward pass."""
         out, t = self.output, self.tensors[name]
+        if not out.requires_grad:  # the output does not depend on any variable
+            return np.zeros(t.data.size)
         cotangent = wrap(np.asarray(u, dtype=out.dtype).reshape(out.shape)) if out.ndim else None
         g = autograd_grad(out, [t], grad_outputs=cotangent, retain_graph=True, allow_unused=True)
         scale = 1.0 if out.ndim else float(np.asarray(u).reshape(-1)[0])
@@ -154,7 +156,7 @@ def _expect(target: ProgramTarget, name: str, formula: str, autograd, options) -
         values = {n: target.run.env[n].data for n in program.free if n in target.run.env}
         value = program.run(values).output.data
     except AgradError as exc:
-        raise type(exc)(f"{where}: {exc}") from None
+        raise exc.with_prefix(where) from None
     try:
         value = np.broadcast_to(np.asarray(value, dtype=np.float64), t.shape)
     except ValueError:

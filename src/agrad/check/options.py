@@ -73,8 +73,10 @@ class CheckOptions:
         return {f.name: dict(f.metadata) for f in dataclasses.fields(cls)}
 
     @classmethod
-    def from_mapping(cls, values: dict[str, Any], where: str) -> CheckOptions:
-        """Options from a suite case (validated against the schema; errors name ``where``)."""
+    def from_mapping(cls, values: dict[str, Any], where: str | None) -> CheckOptions:
+        """Options from a suite case, validated against the schema (other keys ignored);
+        errors start with ``where`` when given."""
+        prefix = f"{where}: " if where else ""
         given = {}
         for name, meta in cls.keys().items():
             if name not in values:
@@ -82,10 +84,10 @@ class CheckOptions:
             value = values[name]
             kinds = meta["kind"]
             if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
-                raise AgradValueError(f"{where}: {name} must be {meta['what']}, got {value!r}")
+                raise AgradValueError(f"{prefix}{name} must be {meta['what']}, got {value!r}")
             problem = _problem(name, value)
             if problem:
-                raise AgradValueError(f"{where}: {name} {problem}")
+                raise AgradValueError(f"{prefix}{name} {problem}")
             given[name] = value
         return cls(**given)
 

@@ -21,7 +21,7 @@ from .verdict import FAIL, PASS, RULE, UNDECIDED, Tolerance, judge
 def _directions(n: int, m: int, count: int, rng: np.random.Generator):
     v = rng.standard_normal((count, n))
     v /= np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-300)
-    u = rng.standard_normal((count, m)) if m > 1 else np.ones((count, 1))
+    u = rng.standard_normal((count, m)) if m != 1 else np.ones((count, 1))
     return v, u
 
 

@@ -276,3 +276,13 @@ def _as_agrad(u: np.ndarray, like: Any) -> Any:
     from ..engine.tensor import wrap
 
     return wrap(np.asarray(u, dtype=like.dtype))
+
+
+def judge_hand(target: Any, report: Any, hand: dict | None, options: Any, label: str) -> None:
+    """Three-way: the hand gradient judged beside autograd, as --expect judges a formula."""
+    from .checker import judge_claim
+
+    if hand is None:
+        return
+    for name, variable in report.variables.items():
+        variable.expect = judge_claim(target, name, hand[name], variable, options, label)

@@ -12,18 +12,12 @@ from typing import Any
 
 import numpy as np
 
+from .labels import index_label
+from .serial import json_number, to_json
 from .verdict import FAIL, KINK, REASONS, STRICT_KINK, SUBGRADIENT, UNDECIDED, VERDICTS
 
 WORST = 5  # elements listed per variable unless all are asked for
 KINKS = 20
-
-
-def json_number(v: Any) -> Any:
-    """A JSON-safe number: non-finite values as the strings "nan", "inf", "-inf"."""
-    v = float(v)
-    if np.isfinite(v):
-        return int(v) if v.is_integer() and abs(v) < 2**53 else v
-    return "nan" if np.isnan(v) else ("inf" if v > 0 else "-inf")
 
 
 def _unravel(flat: int, shape: tuple) -> tuple[int, ...]:
@@ -110,8 +104,6 @@ class ExpectReport:
         return "all three disagree"
 
     def to_dict(self) -> dict[str, Any]:
-        from .serial import to_json
-
         entry = {
             "formula": self.formula,
             "ok": self.ok,
@@ -336,8 +328,6 @@ class CheckReport:
 
     def rows(self, all_elements: bool = False) -> list[list[Any]]:
         """CSV rows (see COLUMNS), one per listed element."""
-        from .serial import index_label
-
         out = []
         for name, v in self.variables.items():
             for e in v.rows(all_elements):

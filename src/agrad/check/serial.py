@@ -1,4 +1,4 @@
-"""JSON-safe numbers and index labels for reports (the CLI's renderer uses the same)."""
+"""JSON-safe numbers for reports (the CLI's renderer uses the same functions)."""
 
 from __future__ import annotations
 
@@ -7,20 +7,25 @@ from typing import Any
 import numpy as np
 
 
+def json_number(v: Any) -> Any:
+    """A JSON-safe number: whole numbers without a fraction, non-finite values as the
+    strings "nan", "inf", "-inf" (the renderer turns them into null for --nonfinite null)."""
+    v = float(v)
+    if np.isfinite(v):
+        return int(v) if v.is_integer() and abs(v) < 2**53 else v
+    return "nan" if np.isnan(v) else ("inf" if v > 0 else "-inf")
+
+
 def to_json(value: Any) -> Any:
     """Arrays as nested lists, scalars as numbers, non-finite numbers as strings."""
-    from .report import json_number
-
+    if isinstance(value, dict):
+        return {k: to_json(v) for k, v in value.items()}
     array = np.asarray(value, dtype=np.float64)
     if array.ndim == 0:
         return json_number(float(array))
-    if array.ndim == 1:
-        return [json_number(float(v)) for v in array]
-    return [to_json(row) for row in array]
-
-
-def index_label(index: tuple[int, ...]) -> str:
-    """An element's index as users write it: () for a scalar, (0, 1) for a matrix entry."""
-    if not index:
-        return "()"
-    return str(index[0]) if len(index) == 1 else str(tuple(int(i) for i in index))
+    if np.isfinite(array).all() and (np.abs(array) < 2**53).all() and (array % 1 == 0).all():
+        return array.astype(np.int64).tolist()  # the common case, at C speed
+    flat = [json_number(v) for v in array.reshape(-1).tolist()]
+    for size in reversed(array.shape[1:]):  # regroup into nested lists, innermost first
+        flat = [flat[i : i + size] for i in range(0, len(flat), size)]
+    return flat if array.size else array.tolist()

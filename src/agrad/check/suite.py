@@ -37,17 +37,15 @@ from . import golden
 from .checker import CheckOptions, check
 from .report import CheckReport
 
-KEYS = {
-    "name", "program", "file", "wrt", "set", "expect", "dtype", "eps", "atol", "rtol",
-    "method", "fast", "order", "strict", "seed", "golden",
-}  # fmt: skip
-# Scalar keys: the TOML types each accepts (numbers, strings, booleans), checked up front.
+# A case's own keys; the check's settings are CheckOptions' fields (one schema, validated
+# by CheckOptions.from_mapping), so every option of the checker is a suite key too.
+CASE_KEYS = {"name", "program", "file", "python", "grad", "wrt", "set", "expect", "dtype",
+             "golden"}  # fmt: skip
+KEYS = CASE_KEYS | set(CheckOptions.keys())
+SOURCES = ("program", "file", "python")  # exactly one says what the case checks
 KEY_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
-    "eps": ((int, float), "a number"), "atol": ((int, float), "a number"),
-    "rtol": ((int, float), "a number"), "method": ((str,), "a string"),
-    "dtype": ((str,), "a string"), "order": ((int,), "1 or 2"), "seed": ((int,), "a whole number"),
-    "fast": ((bool,), "true or false"), "strict": ((bool,), "true or false"),
-    "program": ((str,), "a string"), "file": ((str,), "a string"),
+    "dtype": ((str,), "a string"), "program": ((str,), "a string"),
+    "file": ((str,), "a string"), "python": ((str,), "a string"), "grad": ((str,), "a string"),
 }  # fmt: skip
 
 
@@ -149,11 +147,16 @@ def _validate(case: dict[str, Any]) -> None:
             close = difflib.get_close_matches(key, KEYS, n=1)
             hint = f"; did you mean {close[0]!r}?" if close else ""
             raise AgradValueError(f"unknown key {key!r}{hint}")
-    if ("program" in case) == ("file" in case):
-        raise AgradValueError('give exactly one of program = "..." or file = "..."')
-    if "wrt" not in case:
+    if sum(key in case for key in SOURCES) != 1:
+        raise AgradValueError(
+            'give exactly one of program = "...", file = "..." or python = "FILE.py:NAME"'
+        )
+    if "grad" in case and "python" not in case:
+        raise AgradValueError('grad = "FILE.py:NAME" goes with python = "FILE.py:NAME"')
+    if "wrt" not in case and "python" not in case:
         raise AgradValueError('missing wrt = ["name", ...]: the variables to check')
-    if not isinstance(case.get("wrt"), list) or not all(isinstance(w, str) for w in case["wrt"]):
+    wrt = case.get("wrt", [])
+    if not isinstance(wrt, list) or not all(isinstance(w, str) for w in wrt):
         raise AgradValueError('wrt must be a list of names, e.g. wrt = ["w", "b"]')
     for key, (kinds, what) in KEY_TYPES.items():
         if key in case and (
@@ -164,8 +167,7 @@ def _validate(case: dict[str, Any]) -> None:
         raise AgradValueError("golden must be true, false or a table: golden = { rtol = 1e-6 }")
     if case.get("dtype", "float64") not in ("float64", "float32"):
         raise AgradValueError('dtype must be "float64" or "float32"')
-    if case.get("seed", 0) < 0:
-        raise AgradValueError("seed must be a whole number >= 0")
+    CheckOptions.from_mapping(case, None)  # the check's settings, by their own schema
     for key in ("set", "expect"):
         table = case.get(key, {})
         if not isinstance(table, dict) or not all(
@@ -274,6 +276,8 @@ def _run_case(suite, i, case, names, update_golden, require_golden, allow_outsid
 
 
 def _check_case(suite: Suite, case: dict[str, Any], allow_outside: bool):
+    if "python" in case:
+        return _check_python(suite, case, allow_outside)
     source = case.get("program")
     if "file" in case:
         source = read_text(resolve(suite, case["file"], "file", allow_outside), "file")
@@ -291,18 +295,41 @@ def _check_program(source: str, sets: list[str], case: dict[str, Any]):
     wrt = list(dict.fromkeys([*case["wrt"], *case.get("expect", {})]))
     seed = case.get("seed", 0)
     session = Session.create(source, sets, wrt, dtype=case.get("dtype", "float64"), seed=seed)
-    options = CheckOptions(
-        eps=case.get("eps"),
-        atol=case.get("atol"),
-        rtol=case.get("rtol"),
-        method=case.get("method", "auto"),
-        fast=case.get("fast", False),
-        order=case.get("order", 1),
-        strict=case.get("strict", False),
-        seed=seed,
-    )
+    options = CheckOptions.from_mapping(case, None)
     report = check(session, options, {k: str(v) for k, v in case.get("expect", {}).items()})
     return report, golden.current(session), session
+
+
+def _check_python(suite: Suite, case: dict[str, Any], allow_outside: bool):
+    """A case that checks a Python function (``python = "layers.py:affine"``): this runs
+    the suite's code, which only a suite the user runs can name."""
+    from ..lang.values import parse_value, split_assignment
+    from .checker import check_target
+    from .python import build_target, judge_hand
+
+    if "expect" in case:
+        raise AgradValueError("expect goes with a program; a python case gives grad instead")
+    dtype = case.get("dtype", "float64")
+    values = {}
+    for option in _sets(suite, case, allow_outside):
+        name, text = split_assignment(option)
+        value = parse_value(text, f"set {name}", seed=case.get("seed", 0))
+        values[name] = value.astype(dtype) if value.dtype.kind == "f" else value
+    specs = [_python_spec(suite, case[key], key, allow_outside) if key in case else None
+             for key in ("python", "grad")]  # fmt: skip
+    target, hand, _ = build_target(specs[0], specs[1], values, list(case.get("wrt", [])))
+    options = CheckOptions.from_mapping(case, None)
+    report = check_target(target, options)
+    judge_hand(target, report, hand, options, f"grad {case.get('grad')}")
+    return report, golden.of_report(report, target), None
+
+
+def _python_spec(suite: Suite, spec: str, key: str, allow_outside: bool) -> str:
+    """A ``FILE.py:NAME`` against the suite's folder (a module path stays as it is)."""
+    where, sep, name = spec.rpartition(":")
+    if sep and (where.endswith(".py") or "/" in where):
+        return f"{resolve(suite, where, key, allow_outside)}:{name}"
+    return spec
 
 
 def _golden(result, then, tolerance, update, require, suite) -> None:

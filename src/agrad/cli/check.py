@@ -224,7 +224,7 @@ def check_command(
         from .check_python import check_python
 
         report = check_python(program, file, python, grad, grad_output, set_, wrt, expect,
-                              options, dtype.value, seed)  # fmt: skip
+                              options, dtype.value, seed, max_elements)  # fmt: skip
         render.check_report(report, format_.value, precision, all_elements)
         return int(ExitCode.OK if report.ok else ExitCode.CHECK_FAILED)
     formulas = dict(_split_expect(e) for e in expect or [])

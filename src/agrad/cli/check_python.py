@@ -22,9 +22,10 @@ def check_python(
     options: Any,
     dtype: str,
     seed: int,
+    max_elements: int,
 ) -> Any:
-    from ..check.checker import check_target, judge_claim
-    from ..check.python import build_target
+    from ..check.checker import check_target
+    from ..check.python import build_target, judge_hand
     from ..lang.values import parse_value, split_assignment
 
     if python is None:
@@ -41,16 +42,13 @@ def check_python(
         name, text = split_assignment(option)
         if name in values:
             raise AgradValueError(f"--set {name}: given twice; keep one of them")
-        value = parse_value(text, f"--set {name}", seed=seed)
+        value = parse_value(text, f"--set {name}", seed=seed, max_elements=max_elements)
         values[name] = value.astype(dtype) if value.dtype.kind == "f" else value
     names = [n.strip() for item in wrt or [] for n in item.split(",") if n.strip()]
     u = None
     if grad_output is not None:
-        u = parse_value(grad_output, "--grad-output", seed=seed)
+        u = parse_value(grad_output, "--grad-output", seed=seed, max_elements=max_elements)
     target, hand, kind = build_target(python, grad, values, names, u)
     report = check_target(target, options)
-    if hand is not None:  # three-way: the hand gradient beside autograd (as --expect)
-        for name, variable in report.variables.items():
-            variable.expect = judge_claim(target, name, hand[name], variable, options,
-                                          f"--grad {grad}")  # fmt: skip
+    judge_hand(target, report, hand, options, f"--grad {grad}")
     return report

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ...check import serial
 from ...check.labels import index_label
 from ...errors import AgradLimitError
 
@@ -65,26 +66,7 @@ def number(v: Any, precision: int = 6) -> str:
     return f"{v + 0.0:.{precision}g}"  # + 0.0 turns -0.0 into 0.0
 
 
-def to_json(value: Any) -> Any:
-    """Arrays as nested lists, scalars as numbers, non-finite numbers as strings (or null,
-    with --nonfinite null). Whole numbers are written without a fraction (41, not 41.0)."""
-    if isinstance(value, dict):
-        return {k: to_json(v) for k, v in value.items()}
-    array = np.asarray(value, dtype=np.float64)
-    if array.ndim == 0:
-        return _json_number(float(array))
-    if np.isfinite(array).all() and (np.abs(array) < 2**53).all() and (array % 1 == 0).all():
-        return array.astype(np.int64).tolist()  # the common case, at C speed
-    flat = [_json_number(v) for v in array.reshape(-1).tolist()]
-    for size in reversed(array.shape[1:]):  # regroup into nested lists, innermost first
-        flat = [flat[i : i + size] for i in range(0, len(flat), size)]
-    return flat if array.size else array.tolist()
-
-
-def _json_number(v: float) -> Any:
-    if np.isfinite(v):
-        return int(v) if v.is_integer() and abs(v) < 2**53 else v
-    return "nan" if np.isnan(v) else ("inf" if v > 0 else "-inf")
+to_json = serial.to_json  # one implementation for reports and the renderer
 
 
 _NONFINITE = {"nan", "inf", "-inf"}
