@@ -303,19 +303,27 @@ def test_a_module_path_works_too(cli, files, monkeypatch):
 # ---- the suite form: python = "FILE.py:NAME" ---------------------------------------------
 
 
+def toml_set(*assignments: str) -> str:
+    """--set NAME=VALUE assignments as a TOML inline table: { NAME = 'VALUE', ... }."""
+    return "{ " + ", ".join(f"{a.split('=', 1)[0]} = '{a.split('=', 1)[1]}'"
+                            for a in assignments) + " }"  # fmt: skip
+
+
 def test_a_suite_checks_python_cases_with_golden_values_and_junit(cli, files):
-    (files / "checks.toml").write_text(textwrap.dedent(f'''
+    all_four, two = toml_set(X, W, B, Y), toml_set(X, W)
+    (files / "checks.toml").write_text(
+        textwrap.dedent(f"""
         [[case]]
         name = "hand gradient"
         python = "np_layer.py:softmax_loss"
         grad = "np_layer.py:softmax_loss_grad"
         wrt = ["W", "b"]
-        set = {{ {X.replace("=", " = '", 1)}', {W.replace("=", " = '", 1)}', {B.replace("=", " = '", 1)}', {Y.replace("=", " = '", 1)}' }}
+        set = {all_four}
 
         [[case]]
         name = "autograd"
         python = "ag_layer.py:scaled"
-        set = {{ {X.replace("=", " = '", 1)}', {W.replace("=", " = '", 1)}' }}
+        set = {two}
         allow_undecided = true
 
         [[case]]
@@ -323,8 +331,9 @@ def test_a_suite_checks_python_cases_with_golden_values_and_junit(cli, files):
         python = "np_layer.py:softmax_loss"
         grad = "np_layer.py:softmax_loss_grad_unscaled"
         wrt = ["W", "b"]
-        set = {{ {X.replace("=", " = '", 1)}', {W.replace("=", " = '", 1)}', {B.replace("=", " = '", 1)}', {Y.replace("=", " = '", 1)}' }}
-    '''))  # fmt: skip
+        set = {all_four}
+    """)
+    )
     first = run(cli, "--suite", "checks.toml", "--update-golden", "--junit-xml", "r/j.xml",
                 "--format", "json")  # fmt: skip
     outcome = {c["name"]: c["ok"] for c in json.loads(first.out)["cases"]}
