@@ -360,3 +360,19 @@ def test_an_empty_output_compares_nothing(cli, fast):
     found by the CLI fuzzer as an internal error."""
     report = check(cli, "w = tensor(1.5, requires_grad=true); zeros(0)", [], "w", *fast)
     assert report["ok"] is True and report["variables"]["w"]["failures"] == 0
+
+
+@pytest.mark.parametrize(
+    "program, x, phase, column",
+    [("y = log(x); sum(y * 2)", "[1, 0, 2]", "forward", 5),
+     ("sum(x * 2) + sum(sqrt(x))", "[0.0, 1.0]", "backward", 18),
+     ("sum(x * 0 + exp(800))", "[1.0]", "forward", 13)],
+)  # fmt: skip
+def test_eval_detect_anomaly_names_the_op(cli, program, x, phase, column):
+    args = ["eval", program, "--set", f"x={x}", "--wrt", "x", "--detect-anomaly"]
+    report = json.loads(cli([*args, "--format", "json"]).out)
+    assert (report["anomaly"]["phase"], report["anomaly"]["column"]) == (phase, column)
+    table = cli(args).out.splitlines()
+    shown = table.index(program)
+    assert table[shown - 1].startswith("anomaly: ") and table[shown + 1].index("^") == column - 1
+    assert "anomaly" not in json.loads(cli(args[:-1] + ["--format", "json"]).out)

@@ -181,6 +181,14 @@ def eval_command(
             "to each input.",
         ),
     ] = False,
+    detect_anomaly: Annotated[
+        bool,
+        typer.Option(
+            "--detect-anomaly",
+            help="Name the op where a nan or inf first appears, in the value or the "
+            "gradient, with the program line and a caret under it.",
+        ),
+    ] = False,
     format_: FormatOpt = Format.table,
     precision: PrecisionOpt = 6,
     dtype: DtypeOpt = Dtype.float64,
@@ -206,7 +214,7 @@ def eval_command(
     if explain:
         render.explain(*session.explain(grad_output), format_.value, precision)
         return
-    render.evaluation(session.evaluate(grad_output), format_.value, precision)
+    render.evaluation(session.evaluate(grad_output, detect_anomaly), format_.value, precision)
 
 
 @app.command("jacobian")

@@ -34,6 +34,7 @@ class Evaluation:
     value: np.ndarray
     grad_fn: str | None
     variables: dict[str, Variable] = field(default_factory=dict)
+    anomaly: Any = None  # with detect_anomaly: where the first nan or inf appeared
 
 
 @dataclass
@@ -88,16 +89,26 @@ class Session:
         return {n: t for n, t in run.env.items() if t.is_leaf and t.requires_grad}
 
     @paused_gc()
-    def evaluate(self, grad_output: str | None = None) -> Evaluation:
+    def evaluate(self, grad_output: str | None = None, detect_anomaly: bool = False) -> Evaluation:
         run = self.run()
         out = run.output
         targets = self.targets(run)
         result = Evaluation(out.data, out.grad_fn.name() if out.grad_fn else None)
         if targets and out.requires_grad:
             seed = self._cotangent(out, grad_output)
+            if detect_anomaly:  # before the gradients: they free the graph
+                from . import anomaly
+
+                result.anomaly = anomaly.find(self.program, run, list(targets.values()), seed)
             grads = autograd_grad(out, list(targets.values()), grad_outputs=seed, allow_unused=True)
         else:  # nothing to differentiate, or an output that depends on no variable
             grads = [None] * len(targets)
+            if detect_anomaly:
+                from . import anomaly
+
+                result.anomaly = anomaly.forward_origin(
+                    self.program.source, self.program.parsed.instrs, run.slots
+                )
         for (name, t), g in zip(targets.items(), grads, strict=True):
             result.variables[name] = _variable(name, t, g)
         return result

@@ -77,7 +77,7 @@ def check_report(report: Any, fmt: str, precision: int, all_elements: bool = Fal
     for name, v in report.variables.items():
         _variable_tables(out, report, name, v, precision)
     if report.anomaly is not None:
-        out.print(f"anomaly: {report.anomaly.message}")
+        out.print(f"anomaly: {report.anomaly.message}", soft_wrap=True)
         if report.anomaly.snippet:
             out.print(report.anomaly.snippet)
     out.print(_check_summary(report))

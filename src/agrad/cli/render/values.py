@@ -33,6 +33,8 @@ def evaluation(result: Any, fmt: str, precision: int) -> None:
             "grads": {n: to_json(v.grad) for n, v in variables.items()},
             "unused": [n for n, v in variables.items() if not v.used],
         }
+        if result.anomaly is not None:
+            payload["anomaly"] = result.anomaly.to_dict()
         emit_json(payload)
     elif fmt == "csv":
         rows = [
@@ -60,6 +62,10 @@ def evaluation(result: Any, fmt: str, precision: int) -> None:
                 "no gradients: name variables with --wrt, or mark leaves "
                 "tensor(..., requires_grad=true)"
             )
+        if result.anomaly is not None:
+            out.print(f"anomaly: {result.anomaly.message}", soft_wrap=True)
+            if result.anomaly.snippet:
+                out.print(result.anomaly.snippet)
 
 
 def jacobian(value: np.ndarray, blocks: dict, fmt: str, precision: int) -> None:
