@@ -15,10 +15,10 @@ from typing import Any
 import numpy as np
 
 from ..errors import AgradAutogradError
-from . import functions, kernels
 from .grad_mode import set_grad_enabled
+from .namespaces import GRAPH, NUMPY
 from .node import Node
-from .ops.core import SMALL, ShapeOnly
+from .ops.core import stand_in
 from .tensor import WRITES, Tensor, wrap
 
 FREED_ERROR = (
@@ -122,7 +122,7 @@ def run_backward(
     if retain_graph is None:
         retain_graph = create_graph  # a recorded backward graph reads the saved values later
     seeds = _seed(outputs, list(grad_outputs), batch, create_graph, fresh_seeds)
-    ns = functions if create_graph else kernels
+    ns = GRAPH if create_graph else NUMPY
     capture = inputs is not None
     sink = _Leaves(inputs, create_graph)
     node_slot = {id(t.grad_fn): i for i, t in enumerate(inputs or ()) if t.grad_fn is not None}
@@ -173,11 +173,12 @@ def _node_vjp(node: Node, g: Any, ns: Any, create_graph: bool, batch: int) -> tu
     """One rule application: its gradients summed back to each input's shape, and as the
     rule returned them."""
     op = node.op
-    if node.freed and op.saves:
+    saves = op.saves
+    if node.freed and saves.anything:
         raise AgradAutogradError(FREED_ERROR)
-    if WRITES[0] != node.stamp and op.keeps_inputs:  # something was written in place since
+    if WRITES[0] != node.stamp and saves.inputs != ():  # something was written in place since
         _check_versions(node)
-    if node.out_written and op.reads_output:
+    if node.out_written and saves.output:
         raise AgradAutogradError(
             "one of the variables needed for gradient computation has been modified by an "
             f"inplace operation: the output of {node.name()} was written after it was saved. "
@@ -210,8 +211,10 @@ def _node_vjp(node: Node, g: Any, ns: Any, create_graph: bool, batch: int) -> tu
 
 
 def _check_versions(node: Node) -> None:
-    for x in node.inputs:
-        if isinstance(x, Tensor) and x._version > node.stamp:
+    """Refuse when a value the VJP reads was written in place since it was recorded."""
+    saves = node.op.saves
+    for i, x in enumerate(node.inputs):
+        if isinstance(x, Tensor) and x._version > node.stamp and saves.reads_input(i):
             raise AgradAutogradError(
                 "one of the variables needed for gradient computation has been modified by an "
                 f"inplace operation: a tensor of shape {x.shape} saved by {node.name()} was "
@@ -229,14 +232,12 @@ def _unbroadcast(ns: Any, g: Any, shape: tuple, batch: int) -> Any:
 
 
 def _free(node: Node) -> None:
-    """Drop the saved output; ops that never read it keep a zero-byte stand-in of its shape."""
+    """Drop the saved output; ops that save nothing keep a zero-byte stand-in of its shape
+    (their rules still read it, and a second backward through them is allowed)."""
     node.freed = True
     out = node.out
     if out is not None:
-        if node.op.saves:
-            node.out = None
-        elif out.size >= SMALL:  # rules that save nothing still read the output's shape
-            node.out = ShapeOnly(out)
+        node.out = None if node.op.saves.anything else stand_in(out)
 
 
 def _run_hooks(hooks: list, g: Any, create_graph: bool) -> Any:
