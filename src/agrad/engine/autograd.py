@@ -37,7 +37,7 @@ UNUSED_ERROR = (
 
 # Called as on_node(node, grad_arriving, grads_sent, grads_before_unbroadcast) for each node
 # processed, in order (used by --explain).
-NodeObserver = Callable[[Node, Any, list, list], None]
+NodeObserver = Callable[[Node, Any, list, Any], None]
 
 
 def _as_list(x: Any) -> list:
@@ -128,7 +128,7 @@ def run_backward(
     node_slot = {id(t.grad_fn): i for i, t in enumerate(inputs or ()) if t.grad_fn is not None}
 
     pending: dict[Node, Any] = {}  # gradient arriving at each node so far
-    roots = []
+    roots: list[Node] = []
     for out, g in zip(outputs, seeds, strict=True):
         if out.grad_fn is None:
             sink.deliver(out, g)
@@ -169,7 +169,7 @@ def run_backward(
     return [sink.found.get(i) for i in range(len(inputs or ()))]
 
 
-def _node_vjp(node: Node, g: Any, ns: Any, create_graph: bool, batch: int) -> tuple[list, tuple]:
+def _node_vjp(node: Node, g: Any, ns: Any, create_graph: bool, batch: int) -> tuple[list, Any]:
     """One rule application: its gradients summed back to each input's shape, and as the
     rule returned them."""
     op = node.op
@@ -184,6 +184,7 @@ def _node_vjp(node: Node, g: Any, ns: Any, create_graph: bool, batch: int) -> tu
             f"inplace operation: the output of {node.name()} was written after it was saved. "
             "Hint: compute on a .clone() instead of modifying it in place."
         )
+    xs: Any
     if create_graph:
         xs = node.inputs
         out = wrap(node.out, True, node) if node.out is not None else None
@@ -278,7 +279,7 @@ class _Leaves:
 
     def finish(self) -> None:
         for leaf, g in self.hooked.values():
-            g = _run_hooks(leaf._hooks, g, self.create_graph)
+            g = _run_hooks(leaf._hooks or [], g, self.create_graph)
             _accumulate(leaf, g, self.create_graph, self.stored)
 
 
@@ -326,7 +327,7 @@ def backward(
         grads = run_backward(
             outputs, _as_list(grad_tensors), retain_graph, create_graph, inputs=wanted
         )
-        for t, g in zip(wanted, grads, strict=True):
+        for t, g in zip(wanted, grads or [], strict=True):
             if g is not None:
                 _accumulate(t, g, create_graph)
         return

@@ -13,7 +13,7 @@ import numpy as np
 from ..errors import AgradValueError
 from . import limits
 from .args import as_tensor, shape_of
-from .dtypes import get_default_dtype, to_dtype
+from .dtypes import get_default_dtype
 from .tensor import Tensor, wrap
 
 _RNG = [np.random.default_rng()]
@@ -44,7 +44,7 @@ def _leaf(data: np.ndarray, requires_grad: bool) -> Tensor:
 
 
 def _float_dtype(dtype: Any) -> np.dtype:
-    return get_default_dtype() if dtype is None else to_dtype(dtype)
+    return get_default_dtype() if dtype is None else np.dtype(dtype)
 
 
 def tensor(data: Any, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:

@@ -10,7 +10,7 @@ namespace: it ends by generating the rest and re-exporting the shape functions.
 from __future__ import annotations
 
 from collections import namedtuple
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -244,5 +244,11 @@ def outer(a: Any, b: Any) -> Tensor:
 
 _public.generate()
 globals().update(API)  # agrad.exp, ...; also agrad.reshape & co. from `shaping`
+
+if TYPE_CHECKING:  # for type checkers: the names generate() made
+
+    def __getattr__(name: str) -> Any: ...
+
+
 PUBLIC = tuple(API)  # what `agrad` re-exports
 __all__ = list(PUBLIC)

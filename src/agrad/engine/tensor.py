@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numbers
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -74,6 +74,10 @@ class Tensor:
     _hooks: list | None = None
     _version = 0  # the WRITES stamp of the last in-place write (0: never written)
     __array_priority__ = 1000  # NumPy defers `ndarray * Tensor` to Tensor.__rmul__
+
+    if TYPE_CHECKING:  # for type checkers: the methods `agrad.engine.methods` installs
+
+        def __getattr__(self, name: str) -> Any: ...
 
     def __init__(self, *args: Any, requires_grad: bool = False) -> None:
         # torch.Tensor(data) or torch.Tensor(*sizes): default float dtype either way.

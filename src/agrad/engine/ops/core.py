@@ -150,7 +150,8 @@ class Op:
         if self.vjp is not None and not self.explain:
             raise ValueError(f"op {self.name}: a differentiable op needs its explain text")
         fixed = isinstance(self.grad_fn, str) and self.vjp is not None
-        derived: dict[str, Any] = {"node_class": node_class(self.grad_fn) if fixed else None}
+        name = self.grad_fn if isinstance(self.grad_fn, str) else ""
+        derived: dict[str, Any] = {"node_class": node_class(name) if fixed else None}
         api = self.name if self.public is True else self.public or None
         derived["api_name"] = api
         derived["method_name"] = api if self.method is True else self.method or None
@@ -179,8 +180,8 @@ class Op:
     def domain_of(self, i: int) -> tuple[float, float]:
         """Input ``i``'s sampling range for generated tests."""
         if isinstance(self.domain[0], tuple):
-            return self.domain[i]  # type: ignore[return-value]
-        return self.domain  # type: ignore[return-value]
+            return self.domain[i]
+        return self.domain
 
     def differentiable_inputs(self, n: int) -> list[int]:
         """Which of ``n`` operands can receive a gradient."""

@@ -20,7 +20,7 @@ def normalize_index(index: Any, ndim: int) -> tuple[tuple, bool]:
     advanced (arrays). Full tuples let a batch prefix `...` address the right axes."""
     if not isinstance(index, tuple):
         index = (index,)
-    items = []
+    items: list[Any] = []
     advanced = False
     for item in index:
         if hasattr(item, "grad_fn"):  # a Tensor used as an index
