@@ -18,7 +18,6 @@ from ..errors import AgradAutogradError
 from .grad_mode import set_grad_enabled
 from .namespaces import GRAPH, NUMPY
 from .node import Node
-from .ops.core import stand_in
 from .tensor import WRITES, Tensor, wrap
 
 FREED_ERROR = (
@@ -161,8 +160,10 @@ def run_backward(
                     pending[child] = pending[child] + gi if child in pending else gi
                 else:
                     sink.deliver(child, gi)
-            if not retain_graph:
-                _free(node)
+            if not retain_graph:  # free what it saved; a node that saved nothing stays usable
+                node.freed = True
+                if node.op.saves.anything:
+                    node.out = None  # (an output its VJP does not read is a stand-in already)
         sink.finish()
     if not capture:
         return None
@@ -173,12 +174,11 @@ def _node_vjp(node: Node, g: Any, ns: Any, create_graph: bool, batch: int) -> tu
     """One rule application: its gradients summed back to each input's shape, and as the
     rule returned them."""
     op = node.op
-    saves = op.saves
-    if node.freed and saves.anything:
+    if node.freed and op.saves.anything:
         raise AgradAutogradError(FREED_ERROR)
-    if WRITES[0] != node.stamp and saves.inputs != ():  # something was written in place since
+    if WRITES[0] != node.stamp and op.read_inputs != ():  # something was written in place since
         _check_versions(node)
-    if node.out_written and saves.output:
+    if node.out_written and op.keeps_output:
         raise AgradAutogradError(
             "one of the variables needed for gradient computation has been modified by an "
             f"inplace operation: the output of {node.name()} was written after it was saved. "
@@ -230,15 +230,6 @@ def _unbroadcast(ns: Any, g: Any, shape: tuple, batch: int) -> Any:
     if extra and batch:
         g = ns.sum(g, axis=tuple(range(batch, batch + extra)))
     return ns.sum_to(g, shape) if g.shape != shape else g
-
-
-def _free(node: Node) -> None:
-    """Drop the saved output; ops that save nothing keep a zero-byte stand-in of its shape
-    (their rules still read it, and a second backward through them is allowed)."""
-    node.freed = True
-    out = node.out
-    if out is not None:
-        node.out = None if node.op.saves.anything else stand_in(out)
 
 
 def _run_hooks(hooks: list, g: Any, create_graph: bool) -> Any:

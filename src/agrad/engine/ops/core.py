@@ -56,13 +56,13 @@ class Saves:
 
     inputs: tuple[int, ...] | None = None
     output: bool = False
+    anything: bool = field(init=False, default=True)  # derived: (read on every backward step)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "anything", self.output or self.inputs != ())
 
     def reads_input(self, i: int) -> bool:
         return self.inputs is None or i in self.inputs
-
-    @property
-    def anything(self) -> bool:
-        return self.output or self.inputs is None or bool(self.inputs)
 
 
 NOTHING = Saves((), False)
@@ -98,7 +98,7 @@ BINARY_CASES = (
 )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # slots: an op's facts are read on every application
 class Op:
     """One primitive and every fact about it (see the module docstring)."""
 
@@ -139,7 +139,8 @@ class Op:
     complex_forward: Callable[..., Any] | None = None
     # Derived.
     node_class: type | None = field(init=False, default=None)  # set when grad_fn is fixed
-    checks: bool = field(init=False, default=False)  # apply has work before the forward
+    read_inputs: tuple[int, ...] | None = field(init=False, default=None)  # saves.inputs
+    keeps_output: bool = field(init=False, default=False)  # saves.output
     api_name: str | None = field(init=False, default=None)
     method_name: str | None = field(init=False, default=None)
     language_name: str | None = field(init=False, default=None)
@@ -160,7 +161,7 @@ class Op:
             derived["batch"] = batching.DEFAULTS.get(self.shape_rule)
         if self.grows is None:
             derived["grows"] = self.shape_rule is broadcast_shape
-        derived["checks"] = bool(derived.get("grows", self.grows)) or self.prepare is not None
+        derived["read_inputs"], derived["keeps_output"] = self.saves.inputs, self.saves.output
         if not self.cases:
             derived["cases"] = {UNARY: UNARY_CASES, BINARY: BINARY_CASES}.get(self.family, ())
         for key, value in derived.items():
@@ -205,11 +206,10 @@ def register(*ops: Op) -> None:
 def apply(op: Op, *inputs: Any, **params: Any) -> Tensor:
     """Run ``op`` forward on tensors (or raw constants) and record a node if needed."""
     datas = [x.data if isinstance(x, Tensor) else x for x in inputs]
-    if op.checks:  # (one test on the common path)
-        if op.grows and LIMIT.elements is not None:
-            _check_limit(op, datas, params)
-        if op.prepare is not None:
-            params = op.prepare(*datas, **params)
+    if LIMIT.elements is not None and op.grows:  # (the language sets a limit)
+        _check_limit(op, datas, params)
+    if op.prepare is not None:  # parameters found from the operands
+        params = op.prepare(*datas, **params)
     try:
         out = op.forward(*datas, **params)
     except (ValueError, IndexError, TypeError) as exc:
@@ -226,23 +226,36 @@ def apply(op: Op, *inputs: Any, **params: Any) -> Tensor:
             break
     else:
         return wrap(out)
-    reads = op.saves.inputs
+    reads = op.read_inputs
     if reads is not None:  # tracked inputs the VJP never reads: reached through next_
-        small = SMALL
-        inputs = tuple(
-            [
-                x if n is None or i in reads or x.data.size < small else ShapeOnly(x.data)
-                for i, (x, n) in enumerate(zip(inputs, next_, strict=True))
-            ]
-        )
+        if reads:
+            inputs = _stand_ins(reads, inputs, next_)
+        else:
+            inputs = tuple(
+                [
+                    x if n is None or x.data.size < SMALL else ShapeOnly(x.data)
+                    for x, n in zip(inputs, next_, strict=True)
+                ]
+            )
         datas = [x.data if isinstance(x, (Tensor, ShapeOnly)) else x for x in inputs]
-    kept = out if op.saves.output or out.size < SMALL else ShapeOnly(out)
+    kept = ShapeOnly(out) if not op.keeps_output and out.size >= SMALL else out
     cls = op.node_class
     if cls is not None:
         node = cls(op, inputs, datas, params, kept, next_, WRITES[0])
     else:
         node = named(Node(op, inputs, datas, params, kept, next_, WRITES[0]))
     return wrap(out, True, node)
+
+
+def _stand_ins(reads: tuple[int, ...], inputs: tuple, next_: tuple) -> tuple:
+    """The inputs a node keeps when its VJP reads some of them (``reads``): only the shapes
+    of the large tracked others."""
+    return tuple(
+        [
+            x if n is None or i in reads or x.data.size < SMALL else ShapeOnly(x.data)
+            for i, (x, n) in enumerate(zip(inputs, next_, strict=True))
+        ]
+    )
 
 
 class ShapeOnly:
@@ -257,11 +270,6 @@ class ShapeOnly:
     @property
     def data(self) -> ShapeOnly:
         return self
-
-
-def stand_in(array: Any) -> Any:
-    """``array``, or its shape facts when it is large enough for that to free memory."""
-    return array if array.size < SMALL else ShapeOnly(array)
 
 
 def raw(x: Any) -> np.ndarray:
