@@ -114,6 +114,7 @@ INFO: dict[str, Info] = {
     "sqrt": Info(program=_cli("sum(sqrt(x))", x=POS)),
     "abs": _sample("abs"),
     "sign": Info(program=_cli("sum(sign(x) * x)", "x"), zero_gradient=True),
+    "floor": Info(program=_cli("sum(floor(x) * x)", "x"), zero_gradient=True),
     "sin": _sample("sin"),
     "cos": _sample("cos"),
     "tan": Info(program=_cli("sum(tan(x))", x=SMALL)),
@@ -251,6 +252,9 @@ INFO: dict[str, Info] = {
         method="m.std(1)",
     ),
     "cumsum": Info(lambda t, x, axis: t.cumsum(x, dim=axis), _cli("sum(cumsum(x) * x)", "x")),
+    "cumprod": Info(
+        lambda t, x, axis: t.cumprod(x, dim=axis), _cli("sum(cumprod(x) * y)", "x", "y")
+    ),
     "logsumexp": Info(
         lambda t, x, axis=None, keepdims=False: t.logsumexp(
             x, dim=_all_dims(x) if axis is None else axis, keepdim=keepdims

@@ -189,6 +189,8 @@ register(
           special=(special([-1.0, 0.0, 2.0], at_kink=True),)),
     unary("sign", "SignBackward0", np.sign, _zero_vjp, "d sign(a)/da = 0", saves=NOTHING,
           kink=True),
+    unary("floor", "FloorBackward0", np.floor, _zero_vjp, "d floor(a)/da = 0 (a step function)",
+          saves=NOTHING, kink=True, special=(special([-1.5, 0.0, 2.0], at_kink=True),)),
     unary("sin", "SinBackward0", np.sin, _sin_vjp, "d sin(a)/da = cos(a)"),
     unary("cos", "CosBackward0", np.cos, _cos_vjp, "d cos(a)/da = -sin(a)"),
     unary("tan", "TanBackward0", np.tan, _tan_vjp, "d tan(a)/da = 1 + tan²(a)", saves=OUTPUT,
