@@ -128,6 +128,21 @@ def test_generated_language_functions_call_their_public_function_by_keyword():
         public.bind(*[None] * len(tensors), **keywords)  # raises TypeError if not
 
 
+def test_non_differentiable_operands_get_no_gradient():
+    """An entry's ``nondiff`` operands (where's condition): its VJP returns None for them,
+    even when such an operand is a float tensor that requires grad."""
+    from test_ops_generated import make_inputs
+
+    for op in TABLE.values():
+        if not op.nondiff or op.vjp is None:
+            continue
+        for case in op.cases:
+            ts = [agrad.tensor(a, requires_grad=True) for a in make_inputs(op, case)]
+            out = agrad.engine.ops.apply(op, *ts, **case.params)
+            grads = agrad.autograd.grad(out.sum(), ts, allow_unused=True)
+            assert all(grads[i] is None for i in op.nondiff), op.name
+
+
 def test_every_differentiable_op_explains_its_rule():
     for op in TABLE.values():
         if op.vjp is not None:

@@ -96,12 +96,6 @@ def clip(x: Any, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002 - Py
 
 
 @public()
-def softplus(x: Any, beta: float = 1.0, threshold: float = 20.0) -> Tensor:
-    """log(1 + exp(beta x)) / beta, and x itself above ``threshold`` (PyTorch's)."""
-    return apply(OP["softplus"], first(x), beta=beta, threshold=threshold)
-
-
-@public()
 def equal(a: Any, b: Any) -> bool:
     """True when both have the same shape and elements (torch.equal: a Python bool)."""
     a, b = first(a), first(b)
@@ -201,10 +195,8 @@ def norm(
 # ---- linear algebra ---------------------------------------------------------------------
 
 
-@public()
 def matmul(a: Any, b: Any) -> Tensor:
-    """Matrix product with NumPy's rules for 1-D, 2-D and batched operands (also ``@``)."""
-    return apply(OP["matmul"], first(a), first(b))
+    return API["matmul"](a, b)  # generated (binary family); named here for the composites
 
 
 @public(method=True)

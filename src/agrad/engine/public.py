@@ -13,6 +13,8 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
 from .args import as_tensor, astype, axis_of, first, keep_of, pair
 from .ops.core import ALONG_AXIS, BINARY, CUSTOM, REDUCTION, TABLE, UNARY, Op, apply
 from .tensor import Tensor
@@ -36,10 +38,36 @@ def public(*aliases: str, method: bool = False) -> Callable[[Callable], Callable
 
 
 def _unary(op: Op) -> Callable[..., Tensor]:
+    params = _parameters(op)
+    if params:  # softplus(x, beta=1.0, threshold=20.0): the forward's keywords, by name
+        return _unary_with(op, params)
+
     def fn(x: Any) -> Tensor:
         return apply(op, x if isinstance(x, Tensor) else as_tensor(x))
 
     return fn
+
+
+def _unary_with(op: Op, params: list[inspect.Parameter]) -> Callable[..., Tensor]:
+    signature = inspect.Signature(
+        [inspect.Parameter("x", inspect.Parameter.POSITIONAL_OR_KEYWORD), *params]
+    )
+
+    def fn(*args: Any, **kwargs: Any) -> Tensor:
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        x = bound.arguments.pop("x")
+        return apply(op, first(x), **bound.arguments)
+
+    fn.__signature__ = signature  # type: ignore[attr-defined]
+    return fn
+
+
+def _parameters(op: Op) -> list[inspect.Parameter]:
+    """A unary entry's parameters beyond its operand, from its forward's signature."""
+    if isinstance(op.forward, np.ufunc):
+        return []
+    return list(inspect.signature(op.forward).parameters.values())[1:]
 
 
 def _binary(op: Op) -> Callable[..., Tensor]:
