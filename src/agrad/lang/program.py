@@ -273,9 +273,12 @@ class _Executor:
         raise AgradValueError(f"unknown instruction {kind}")
 
     def binary(self, op: str, a: Any, b: Any) -> Tensor:
-        # Lists become tensors; masks from comparisons take part as 0/1 floats.
-        a = to_tensor(a) if isinstance(a, (LangList, Tensor)) else a
-        b = to_tensor(b) if isinstance(b, (LangList, Tensor)) else b
+        # Lists become tensors; masks from comparisons take part as 0/1 floats. (A float
+        # tensor, the common case, is taken as it is.)
+        if type(a) is not Tensor or a.data.dtype == bool:
+            a = to_tensor(a) if isinstance(a, (LangList, Tensor)) else a
+        if type(b) is not Tensor or b.data.dtype == bool:
+            b = to_tensor(b) if isinstance(b, (LangList, Tensor)) else b
         if op == "@":
             return F.matmul(to_tensor(a), to_tensor(b))
         if op in _COMPARE:

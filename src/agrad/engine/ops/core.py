@@ -278,11 +278,18 @@ def raw(x: Any) -> np.ndarray:
 
 
 def _check_limit(op: Op, datas: list, params: dict) -> None:
-    shapes = [np.shape(d) for d in datas]
-    if op.shape_rule is broadcast_shape and all(s == shapes[0] for s in shapes):
-        return  # only broadcasting grows an elementwise result
+    if op.shape_rule is broadcast_shape:  # elementwise: grows only when shapes differ
+        shape = None
+        for d in datas:
+            if type(d) is np.ndarray:  # (a Python number broadcasts without growing)
+                if shape is None:
+                    shape = d.shape
+                elif d.shape != shape:
+                    break
+        else:
+            return
     try:
-        shape = op.shape_rule(*shapes, **params)
+        shape = op.shape_rule(*[np.shape(d) for d in datas], **params)
     except (AgradShapeError, AgradValueError) as err:
         raise _named(op, err) from None
     limits.check_shape(shape, op.name)
