@@ -7,16 +7,14 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from opinfo import INFO
 from test_ops_generated import all_cases, leaves, make_inputs
 
 import agrad
 from agrad.check.numeric import differences
-from agrad.engine.batching import RULES, Unbatchable
+from agrad.engine.batching import DEFAULTS, Unbatchable
 from agrad.engine.ops import TABLE, apply
 from agrad.engine.replay import Tape
-
-# Used only inside VJP rules, never recorded by a forward program.
-NO_RULE = {"sum_to", "index_backward"}
 
 
 @pytest.mark.parametrize("op,case", all_cases(differentiable_only=True))
@@ -30,7 +28,7 @@ def test_batched_replay_equals_point_by_point(op, case):
     for k in range(len(wanted)):
         rng = np.random.default_rng(k)
         block = base[k][None] + 0.01 * rng.standard_normal((4, *base[k].shape))
-        if op.name in NO_RULE:
+        if op.batch is None:
             with pytest.raises(Unbatchable):
                 tape.batch(k, block, base)
             continue
@@ -43,15 +41,17 @@ def test_batched_replay_equals_point_by_point(op, case):
             np.testing.assert_allclose(got[row], expected, rtol=1e-13, atol=1e-13)
 
 
-def test_every_op_has_a_batching_rule_or_is_elementwise():
-    from agrad.engine.ops.core import broadcast_shape, same_shape
+def test_every_op_a_program_can_record_has_a_batching_rule():
+    """Its own, or the default for its shape rule; only ops used inside VJP rules (never
+    recorded by a forward program, so never replayed) have none."""
+    missing = {name for name, op in TABLE.items() if op.batch is None}
+    assert missing == {name for name, info in INFO.items() if info.vjp_only}
 
-    missing = [
-        name
-        for name, op in TABLE.items()
-        if name not in RULES and op.shape not in (broadcast_shape, same_shape)
-    ]
-    assert sorted(missing) == sorted(NO_RULE)
+
+def test_entries_without_a_rule_of_their_own_get_their_shape_rules_default():
+    for op in TABLE.values():
+        if op.shape_rule in DEFAULTS:
+            assert op.batch is not None
 
 
 def test_batched_differences_equal_point_by_point():

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 import pytest
 from conftest import TUTORIAL_ARGS
+from opinfo import CLI_PROGRAMS, NOT_IN_LANGUAGE, ZERO_GRADIENT
 
 import agrad
 from agrad.check.numeric import default_eps, differences
@@ -431,75 +432,9 @@ Y = "[1.1, 0.4, -0.8, 0.5]"
 POS = "[0.4, 1.3, 0.8, 2.1]"
 SMALL = "[0.3, -0.6, 0.45, -0.2]"
 A = "[[0.5, -1.0, 0.25, 0.8], [1.5, 0.2, -0.7, 0.1]]"
-CLI_PROGRAMS = {  # op -> (program, --set values); --wrt is every variable set
-    "neg": ("sum(-x * x)", {"x": X}),
-    "exp": ("sum(exp(x))", {"x": X}),
-    "log": ("sum(log(x))", {"x": POS}),
-    "log1p": ("sum(log1p(x))", {"x": POS}),
-    "expm1": ("sum(expm1(x))", {"x": X}),
-    "sqrt": ("sum(sqrt(x))", {"x": POS}),
-    "abs": ("sum(abs(x))", {"x": X}),
-    "sign": ("sum(sign(x) * x)", {"x": X}),
-    "sin": ("sum(sin(x))", {"x": X}),
-    "cos": ("sum(cos(x))", {"x": X}),
-    "tan": ("sum(tan(x))", {"x": SMALL}),
-    "arcsin": ("sum(arcsin(x))", {"x": SMALL}),
-    "arccos": ("sum(arccos(x))", {"x": SMALL}),
-    "arctan": ("sum(arctan(x))", {"x": X}),
-    "sinh": ("sum(sinh(x))", {"x": X}),
-    "cosh": ("sum(cosh(x))", {"x": X}),
-    "tanh": ("sum(tanh(x))", {"x": X}),
-    "sigmoid": ("sum(sigmoid(x))", {"x": X}),
-    "relu": ("sum(relu(x) * x)", {"x": X}),
-    "softplus": ("sum(softplus(x))", {"x": X}),
-    "reciprocal": ("sum(reciprocal(x))", {"x": POS}),
-    "clip": ("sum(clip(x, min=-1, max=1) ** 2)", {"x": X}),
-    "pow_scalar": ("sum(x ** 3)", {"x": X}),
-    "rpow": ("sum(2 ** x)", {"x": X}),
-    "rsub": ("sum((1 - x) * y)", {"x": X, "y": Y}),
-    "add": ("sum((x + y) ** 2)", {"x": X, "y": Y}),
-    "sub": ("sum((x - y) ** 2)", {"x": X, "y": Y}),
-    "mul": ("sum(x * y)", {"x": X, "y": Y}),
-    "div": ("sum(x / y)", {"x": X, "y": Y}),
-    "pow": ("sum(x ** y)", {"x": POS, "y": Y}),
-    "maximum": ("sum(maximum(x, y))", {"x": X, "y": Y}),
-    "minimum": ("sum(minimum(x, y))", {"x": X, "y": Y}),
-    "where": ("sum(where(x > 0, x ** 2, 3 * x))", {"x": X}),
-    "matmul": ("sum(tanh(A @ x))", {"A": A, "x": X}),
-    "sum": ("sum(x * y, axis=0)", {"x": X, "y": Y}),
-    "mean": ("mean(x ** 2)", {"x": X}),
-    "prod": ("prod(x)", {"x": X}),
-    "amax": ("max(x * y)", {"x": X, "y": Y}),
-    "amin": ("min(x * y)", {"x": X, "y": Y}),
-    "logsumexp": ("logsumexp(x)", {"x": X}),
-    "var": ("var(x)", {"x": X}),
-    "std": ("std(x)", {"x": X}),
-    "cumsum": ("sum(cumsum(x) * x)", {"x": X}),
-    "softmax": ("sum(softmax(x) * y)", {"x": X, "y": Y}),
-    "log_softmax": ("sum(log_softmax(x) * y)", {"x": X, "y": Y}),
-    "norm": ("norm(x)", {"x": X}),
-    "reshape": ("sum(reshape(x, [2, 2]) ** 3)", {"x": X}),
-    "permute": ("sum(transpose(A) ** 3)", {"A": A}),
-    "index": ("3 * x[1] + sum(x[2:] ** 2)", {"x": X}),
-    "setitem": ("z = zeros(4); z[0] = x[0] * 2; z[1:] = x[1:] ** 2; sum(z * z)", {"x": X}),
-    "concat": ("sum(concat([x, y]) ** 3)", {"x": X, "y": Y}),
-    "stack": ("sum(stack([x, y]) ** 3)", {"x": X, "y": Y}),
-}
-NOT_IN_LANGUAGE = {  # differentiable ops no program reaches, and why
-    "clone": "engine API only (Tensor.clone)",
-    "transpose": "the language's transpose(x, axes) and .T build permute",
-    "unsqueeze": "engine API only",
-    "squeeze": "engine API only",
-    "expand": "engine API only (broadcasting is the ops' own)",
-    "astype": "engine API only (--dtype converts inputs, not the graph)",
-    "sum_to": "used inside VJP rules",
-    "index_backward": "used inside VJP rules",
-    "unbind": "engine API only (iteration over a tensor)",
-    "max_dim": "max(x, axis=...) builds amax",
-    "min_dim": "min(x, axis=...) builds amin",
-}
+# CLI_PROGRAMS (op -> program and --set values; --wrt is every variable set), NOT_IN_LANGUAGE
+# (ops no program reaches, and why) and ZERO_GRADIENT come from the test-side op-info table.
 CLI_MUTATIONS = ("scale", "flip")
-ZERO_GRADIENT = {"sign"}  # its VJP is 0 everywhere: no mutation of it can change a result
 
 
 def cli_args(op_name, *extra):

@@ -780,6 +780,7 @@ def test_zero_grad_sets_grads_to_none(lib):
 N_DEEP = 100_000
 
 
+@pytest.mark.slow
 def test_deep_multiplicative_chain():
     x = agrad.tensor(1.5, requires_grad=True)
     y = x
@@ -791,6 +792,7 @@ def test_deep_multiplicative_chain():
     assert y.item() == pytest.approx(1.5 * 1.0000001**N_DEEP, rel=1e-12)
 
 
+@pytest.mark.slow
 def test_deep_additive_chain():
     x = agrad.tensor([1.5, -0.5], requires_grad=True)
     y = x

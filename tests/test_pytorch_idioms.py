@@ -74,7 +74,6 @@ KNOWN_FAILING: dict[str, str] = {
     "basics_tensor_arithmetic": OUT_KW,
     "basics_tensor_attributes": SIZE,
     "blitz_while_data_norm": DATA,
-    "d2l_accuracy": KEYWORDS,
     "d2l_dropout_scratch": DTYPE_STR,
     "d2l_linear_regression_scratch": KEYWORDS,
     "d2l_normal_init": NORMAL,

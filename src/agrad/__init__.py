@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from . import autograd, optim
 from .engine import functions as _functions
+from .engine.args import as_tensor
 from .engine.creation import (
     arange,
     empty,
@@ -35,8 +36,7 @@ from .engine.creation import (
 )  # fmt: skip
 from .engine.dtypes import DTYPES as _DTYPES
 from .engine.dtypes import get_default_dtype, set_default_dtype
-from .engine.functions import *  # noqa: F403 - agrad.exp, agrad.sum, ... (see __all__ there)
-from .engine.functions import as_tensor
+from .engine.functions import *  # noqa: F403 - agrad.exp, agrad.sum, ... (the op table's faces)
 from .engine.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
 from .engine.tensor import Tensor
 from .errors import (

@@ -18,6 +18,7 @@ import numpy as np
 
 from ..errors import AgradLimitError, AgradValueError
 from . import steps as S
+from .complex_step import complex_step
 from .diagnosis import diagnose
 from .numeric import default_eps, differences
 from .options import FIXED, CheckOptions
@@ -166,7 +167,7 @@ def numeric_jacobian(
             "max, clip, ...): the complex step is exact only there; use the default method"
         )
     if use_complex:
-        result = S.complex_step(var.along_coordinates(complex_=True), f0, n, scale)
+        result = complex_step(var.along_coordinates(complex_=True), f0, n, scale)
         rest = np.nonzero(~result.complex_step)[0]
     else:
         result = S.Numeric.empty(m, n)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from . import steps as S
+from .complex_step import complex_step
 from .diagnosis import diagnose
 from .options import CheckOptions
 from .report import Diagnosis, VariableReport
@@ -44,7 +45,7 @@ def project_variable(
     if options.method == "taylor":
         return _taylor_variable(var, name, target, f0u, claim, v, u, tau, start, options)
     if var.complex_batch is not None and options.method in ("auto", "complex"):
-        numeric = S.complex_step(var.along_directions(v, True, u), f0u, count, start / S.START)
+        numeric = complex_step(var.along_directions(v, True, u), f0u, count, start / S.START)
         rest = np.nonzero(~numeric.complex_step)[0]
     else:
         numeric = S.Numeric.empty(1, count)

@@ -1,21 +1,17 @@
-"""Numeric derivatives that choose their own step: the complex step, and a ladder of steps.
+"""Numeric derivatives that choose their own step: a ladder of steps (and, in
+`complex_step`, the complex step, which needs none).
 
 Each *element* is one direction in input space (a coordinate, or any unit vector); its
 numeric derivative is a column of the Jacobian along that direction, for every output.
 
-- Complex step (Squire & Trapp 1998): f'(x)·d = Im f(x + ih·d)/h has no cancellation, so
-  it is exact to rounding. It is valid only where f is holomorphic near the real point,
-  which the caller decides (the op table knows which ops have kinks); it is taken at two
-  steps and its real part compared with f(x), so a branch cut or a non-analytic kernel
-  shows up as disagreement and that element falls back to the ladder.
-- The ladder: central differences at h0, h0/4, h0/16, ... with Ridders' extrapolation
-  (Richardson in h², an error estimate at every level), so each element gets the step its
-  own curvature allows. The one-sided quotients D+(h), D-(h) come from the same
-  evaluations; how their gap scales with h classifies the point (Farrell et al. 2013's
-  Taylor-remainder idea, applied to the one-sided gap): at a smooth point the gap falls in
-  proportion to h, at a kink it stays O(1), near a kink at distance d it collapses once
-  h < d, and where rounding dominates it grows. An element stops as soon as its verdict is
-  clear: converged and smooth, a kink over many levels, or rounding noise.
+The ladder: central differences at h0, h0/4, h0/16, ... with Ridders' extrapolation
+(Richardson in h², an error estimate at every level), so each element gets the step its
+own curvature allows. The one-sided quotients D+(h), D-(h) come from the same
+evaluations; how their gap scales with h classifies the point (Farrell et al. 2013's
+Taylor-remainder idea, applied to the one-sided gap): at a smooth point the gap falls in
+proportion to h, at a kink it stays O(1), near a kink at distance d it collapses once
+h < d, and where rounding dominates it grows. An element stops as soon as its verdict is
+clear: converged and smooth, a kink over many levels, or rounding noise.
 """
 
 from __future__ import annotations
@@ -37,8 +33,6 @@ RATIO = 4.0  # step ratio between ladder levels
 START = 2.0**-10  # the first step, times max(1, |x_j|)
 SMALLEST = 2.0**-46  # the last step, times max(1, |x_j|): about where x + h rounds to x
 MAX_LEVELS = int(np.ceil(np.log(START / SMALLEST) / np.log(RATIO))) + 1
-COMPLEX_STEPS = (1e-20, 1e-26)  # two steps: a step-dependent result means the complex step lies
-SAMPLE = 16  # elements that take the second complex step
 
 # Evaluate f at ``len(elements)`` points, each the base point moved by ``offsets[k]`` along
 # element ``elements[k]``: returns (m, len(elements)); real or complex offsets.
@@ -93,48 +87,6 @@ class Numeric:
             np.zeros(n, dtype=bool),
             np.zeros(n, dtype=np.int16),
         )
-
-
-def complex_step(along: Along, f0: np.ndarray, n: int, scale: np.ndarray) -> Numeric:
-    """The complex-step derivative along each of ``n`` elements; elements where it does not
-    hold up (a real part that is not f(x), a step-dependent result) stay UNDECIDED for the
-    caller to hand to the ladder. ``f0``: f at the base, (m,) or per element (m, n).
-
-    The second step, which exposes a derivative that scales like 1/h (a kernel that is not
-    holomorphic), is taken on a sample of elements: such a fault is the op's, so it shows
-    on every element through that op; if any sampled element disagrees, on all of them.
-    """
-    f0 = _per_element(f0, n)
-    m = f0.shape[0]
-    result = Numeric.empty(m, n)
-    elements = np.arange(n)
-    h1, h2 = (s * scale for s in COMPLEX_STEPS)
-    with np.errstate(all="ignore"):
-        v1 = along(elements, 1j * h1)
-        d1 = v1.imag / h1
-        # The real part is f(x) - h²f''/2 + ...: equal to f(x) but for a branch cut
-        # crossed or a kernel that is not holomorphic (both differ at O(1)).
-        slack = 1e-20 * (1.0 + np.abs(f0))
-        good = _close(v1.real, f0, 1e-9, slack) & np.isfinite(d1) & np.isfinite(f0)
-        sample = np.unique(np.linspace(0, n - 1, min(n, SAMPLE)).astype(int)) if n else elements
-        d2 = np.full(d1.shape, np.nan)
-        d2[:, sample] = along(sample, 1j * h2[sample]).imag / h2[sample]
-        if not _close(d1[:, sample], d2[:, sample], 1e-9).all():
-            d2 = along(elements, 1j * h2).imag / h2
-            sample = elements
-        same = np.ones(d1.shape, dtype=bool)
-        same[:, sample] = _close(d1[:, sample], d2[:, sample], 1e-9)
-    good &= same
-    result.evaluations = n + sample.size
-    column_ok = good.all(axis=0)
-    err = np.where(np.isnan(d2), 0.0, np.abs(d1 - d2)) + 8 * EPS * np.abs(d1)
-    result.estimate[:, column_ok] = d1[:, column_ok]
-    result.error[:, column_ok] = err[:, column_ok]
-    result.kind[:, column_ok] = SMOOTH
-    result.reason[:, column_ok] = 0
-    result.complex_step[column_ok] = True
-    result.magnitude = _magnitude(v1.real)
-    return result
 
 
 def _magnitude(values: np.ndarray) -> np.ndarray:

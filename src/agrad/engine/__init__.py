@@ -3,7 +3,7 @@
 Imports only NumPy (a test asserts it never pulls in the language or CLI stack).
 """
 
-from . import tensor as _tensor  # noqa: F401 - defines Tensor, then installs its methods
+from . import methods as _methods  # noqa: F401 - installs Tensor's operators and methods
 from .autograd import backward, grad
 from .tensor import Tensor
 

@@ -15,10 +15,9 @@ from typing import Any
 import numpy as np
 
 from ..errors import AgradAutogradError
-from . import functions, kernels
 from .grad_mode import set_grad_enabled
+from .namespaces import GRAPH, NUMPY
 from .node import Node
-from .ops.core import SMALL, ShapeOnly
 from .tensor import WRITES, Tensor, wrap
 
 FREED_ERROR = (
@@ -37,7 +36,7 @@ UNUSED_ERROR = (
 
 # Called as on_node(node, grad_arriving, grads_sent, grads_before_unbroadcast) for each node
 # processed, in order (used by --explain).
-NodeObserver = Callable[[Node, Any, list, list], None]
+NodeObserver = Callable[[Node, Any, list, Any], None]
 
 
 def _as_list(x: Any) -> list:
@@ -122,13 +121,13 @@ def run_backward(
     if retain_graph is None:
         retain_graph = create_graph  # a recorded backward graph reads the saved values later
     seeds = _seed(outputs, list(grad_outputs), batch, create_graph, fresh_seeds)
-    ns = functions if create_graph else kernels
+    ns = GRAPH if create_graph else NUMPY
     capture = inputs is not None
     sink = _Leaves(inputs, create_graph)
     node_slot = {id(t.grad_fn): i for i, t in enumerate(inputs or ()) if t.grad_fn is not None}
 
     pending: dict[Node, Any] = {}  # gradient arriving at each node so far
-    roots = []
+    roots: list[Node] = []
     for out, g in zip(outputs, seeds, strict=True):
         if out.grad_fn is None:
             sink.deliver(out, g)
@@ -161,28 +160,31 @@ def run_backward(
                     pending[child] = pending[child] + gi if child in pending else gi
                 else:
                     sink.deliver(child, gi)
-            if not retain_graph:
-                _free(node)
+            if not retain_graph:  # free what it saved; a node that saved nothing stays usable
+                node.freed = True
+                if node.op.saves.anything:
+                    node.out = None  # (an output its VJP does not read is a stand-in already)
         sink.finish()
     if not capture:
         return None
     return [sink.found.get(i) for i in range(len(inputs or ()))]
 
 
-def _node_vjp(node: Node, g: Any, ns: Any, create_graph: bool, batch: int) -> tuple[list, tuple]:
+def _node_vjp(node: Node, g: Any, ns: Any, create_graph: bool, batch: int) -> tuple[list, Any]:
     """One rule application: its gradients summed back to each input's shape, and as the
     rule returned them."""
     op = node.op
-    if node.freed and op.saves:
+    if node.freed and op.saves.anything:
         raise AgradAutogradError(FREED_ERROR)
-    if WRITES[0] != node.stamp and op.keeps_inputs:  # something was written in place since
+    if WRITES[0] != node.stamp and op.read_inputs != ():  # something was written in place since
         _check_versions(node)
-    if node.out_written and op.reads_output:
+    if node.out_written and op.keeps_output:
         raise AgradAutogradError(
             "one of the variables needed for gradient computation has been modified by an "
             f"inplace operation: the output of {node.name()} was written after it was saved. "
             "Hint: compute on a .clone() instead of modifying it in place."
         )
+    xs: Any
     if create_graph:
         xs = node.inputs
         out = wrap(node.out, True, node) if node.out is not None else None
@@ -210,8 +212,10 @@ def _node_vjp(node: Node, g: Any, ns: Any, create_graph: bool, batch: int) -> tu
 
 
 def _check_versions(node: Node) -> None:
-    for x in node.inputs:
-        if isinstance(x, Tensor) and x._version > node.stamp:
+    """Refuse when a value the VJP reads was written in place since it was recorded."""
+    saves = node.op.saves
+    for i, x in enumerate(node.inputs):
+        if isinstance(x, Tensor) and x._version > node.stamp and saves.reads_input(i):
             raise AgradAutogradError(
                 "one of the variables needed for gradient computation has been modified by an "
                 f"inplace operation: a tensor of shape {x.shape} saved by {node.name()} was "
@@ -226,17 +230,6 @@ def _unbroadcast(ns: Any, g: Any, shape: tuple, batch: int) -> Any:
     if extra and batch:
         g = ns.sum(g, axis=tuple(range(batch, batch + extra)))
     return ns.sum_to(g, shape) if g.shape != shape else g
-
-
-def _free(node: Node) -> None:
-    """Drop the saved output; ops that never read it keep a zero-byte stand-in of its shape."""
-    node.freed = True
-    out = node.out
-    if out is not None:
-        if node.op.saves:
-            node.out = None
-        elif out.size >= SMALL:  # rules that save nothing still read the output's shape
-            node.out = ShapeOnly(out)
 
 
 def _run_hooks(hooks: list, g: Any, create_graph: bool) -> Any:
@@ -277,7 +270,7 @@ class _Leaves:
 
     def finish(self) -> None:
         for leaf, g in self.hooked.values():
-            g = _run_hooks(leaf._hooks, g, self.create_graph)
+            g = _run_hooks(leaf._hooks or [], g, self.create_graph)
             _accumulate(leaf, g, self.create_graph, self.stored)
 
 
@@ -325,7 +318,7 @@ def backward(
         grads = run_backward(
             outputs, _as_list(grad_tensors), retain_graph, create_graph, inputs=wanted
         )
-        for t, g in zip(wanted, grads, strict=True):
+        for t, g in zip(wanted, grads or [], strict=True):
             if g is not None:
                 _accumulate(t, g, create_graph)
         return

@@ -4,8 +4,9 @@ Finite differences evaluate one function at many perturbed points; stacking the
 points along a new leading axis turns thousands of small NumPy calls into a few
 large ones. Each rule says how an op's parameters and operands change when
 some operands have that extra axis (JAX's vmap, for the op table's forwards).
-An op without a rule raises `Unbatchable`, and the caller falls back to one
-evaluation per point.
+An entry names its rule (`Op.batch`), or gets the default for its shape rule
+(`DEFAULTS`); an op without one raises `Unbatchable`, and the caller falls back
+to one evaluation per point.
 """
 
 from __future__ import annotations
@@ -15,9 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from . import kernels
-from .ops import TABLE
-from .ops.core import broadcast_shape, same_shape
+from . import kernels, shape_rules
 
 
 class Unbatchable(Exception):
@@ -31,13 +30,9 @@ def apply_batched(op: Any, values: list[Value], params: dict, size: int) -> Valu
     """``op.forward`` on ``values``; returns (result, batched)."""
     if not any(b for _, b in values):
         return op.forward(*(v for v, _ in values), **params), False
-    rule = RULES.get(op.name)
-    if rule is None:
-        if op.shape in (broadcast_shape, same_shape):
-            rule = _elementwise
-        else:
-            raise Unbatchable(op.name)
-    return rule(op, values, params, size), True
+    if op.batch is None:
+        raise Unbatchable(op.name)
+    return op.batch(op, values, params, size), True
 
 
 def _nd(value: Value) -> int:
@@ -68,36 +63,36 @@ def _axis(axis: Any, ndim: int) -> Any:
     return axis % max(ndim, 1) + 1
 
 
-def _elementwise(op, values, params, size):
+def elementwise(op, values, params, size):
     ndim = max(_nd(v) for v in values)
     return op.forward(*(_aligned(v, ndim) for v in values), **params)
 
 
-def _reduction(op, values, params, size):
+def reduction(op, values, params, size):
     (value,) = values
     return op.forward(value[0], **{**params, "axis": _axis(params.get("axis"), _nd(value))})
 
 
-def _along_axis(op, values, params, size):
+def along_axis(op, values, params, size):
     (value,) = values
-    return op.forward(value[0], axis=_axis(params.get("axis", -1), _nd(value)))
+    return op.forward(value[0], **{**params, "axis": _axis(params["axis"], _nd(value))})
 
 
-def _reshape(op, values, params, size):
+def reshape(op, values, params, size):
     return op.forward(values[0][0], shape=(size, *params["shape"]))
 
 
-def _permute(op, values, params, size):
+def permute(op, values, params, size):
     nd = _nd(values[0])
     return op.forward(values[0][0], axes=(0, *(a % nd + 1 for a in params["axes"])))
 
 
-def _transpose(op, values, params, size):
+def transpose(op, values, params, size):
     nd = _nd(values[0])
     return op.forward(values[0][0], dim0=params["dim0"] % nd + 1, dim1=params["dim1"] % nd + 1)
 
 
-def _expand(op, values, params, size):
+def expand(op, values, params, size):
     target = tuple(params["shape"])
     return np.broadcast_to(_aligned(values[0], len(target)), (size, *target))
 
@@ -106,13 +101,13 @@ def _key(index: tuple) -> tuple:
     return (slice(None), *index)
 
 
-def _index(op, values, params, size):
+def index(op, values, params, size):
     index = params["index"]
     # Index arrays separated by a slice put their axes first, ahead of the batch axis.
     return kernels.batch_before_advanced(values[0][0][_key(index)], index, 1)
 
 
-def _setitem(op, values, params, size):
+def setitem(op, values, params, size):
     old, value = values
     base = _full(old, size)
     target = np.array(base, dtype=np.result_type(base, value[0]), copy=True)
@@ -126,17 +121,17 @@ def _setitem(op, values, params, size):
     return target
 
 
-def _concat(op, values, params, size):
+def concat(op, values, params, size):
     nd = _nd(values[0])
     return np.concatenate([_full(v, size) for v in values], axis=params["axis"] % nd + 1)
 
 
-def _stack(op, values, params, size):
+def stack(op, values, params, size):
     nd = _nd(values[0]) + 1
     return np.stack([_full(v, size) for v in values], axis=params["axis"] % nd + 1)
 
 
-def _matmul(op, values, params, size):
+def matmul(op, values, params, size):
     (a, ba), (b, bb) = values
     nda, ndb = _nd(values[0]), _nd(values[1])
     squeeze = []
@@ -151,15 +146,10 @@ def _matmul(op, values, params, size):
     return np.squeeze(out, axis=tuple(squeeze)) if squeeze else out
 
 
-RULES: dict[str, Callable[..., Any]] = {
-    **{n: _reduction for n in ("sum", "mean", "var", "std", "prod", "amax", "amin", "max_dim",
-                               "min_dim",
-                               "logsumexp", "norm")},
-    "softmax": _along_axis, "log_softmax": _along_axis, "cumsum": _along_axis,
-    "reshape": _reshape, "unsqueeze": _reshape, "squeeze": _reshape,
-    "permute": _permute, "transpose": _transpose, "expand": _expand,
-    "index": _index, "unbind": _index, "setitem": _setitem,
-    "concat": _concat, "stack": _stack, "matmul": _matmul,
-}  # fmt: skip
-
-assert set(RULES) <= set(TABLE), sorted(set(RULES) - set(TABLE))
+# The rule an entry gets from its shape rule when it names none.
+DEFAULTS: dict[Callable[..., Any], Callable[..., Any]] = {
+    shape_rules.same_shape: elementwise,
+    shape_rules.broadcast_shape: elementwise,
+    shape_rules.reduce_shape: reduction,
+    shape_rules.along_axis_shape: along_axis,
+}

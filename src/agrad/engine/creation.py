@@ -1,15 +1,19 @@
-"""Tensor constructors: tensor, zeros, ones, eye, full, arange, linspace, randn, rand, ..."""
+"""Tensor constructors: tensor, zeros, ones, eye, full, arange, linspace, randn, rand, ...
+
+Each checks the element limit (`limits`) before it allocates.
+"""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
 from ..errors import AgradValueError
-from .dtypes import get_default_dtype, to_dtype
-from .functions import as_tensor
-from .shaping import _shape_args
+from . import limits
+from .args import as_tensor, shape_of
+from .dtypes import get_default_dtype
 from .tensor import Tensor, wrap
 
 _RNG = [np.random.default_rng()]
@@ -23,6 +27,15 @@ def manual_seed(seed: int) -> None:
 seed = manual_seed
 
 
+def _sized(args: tuple, what: str) -> tuple[int, ...]:
+    """The shape asked for, refused (before anything is allocated) above the limit."""
+    shape = shape_of(args)
+    if any(n < 0 for n in shape):
+        raise AgradValueError(f"{what}: sizes must not be negative, got {shape}")
+    limits.check_shape(shape, what)
+    return shape
+
+
 def _leaf(data: np.ndarray, requires_grad: bool) -> Tensor:
     t = wrap(data)
     if requires_grad:
@@ -31,7 +44,7 @@ def _leaf(data: np.ndarray, requires_grad: bool) -> Tensor:
 
 
 def _float_dtype(dtype: Any) -> np.dtype:
-    return get_default_dtype() if dtype is None else to_dtype(dtype)
+    return get_default_dtype() if dtype is None else np.dtype(dtype)
 
 
 def tensor(data: Any, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:
@@ -45,11 +58,11 @@ def from_numpy(array: np.ndarray) -> Tensor:
 
 
 def zeros(*size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
-    return _leaf(np.zeros(_shape_args(size), _float_dtype(dtype)), requires_grad)
+    return _leaf(np.zeros(_sized(size, "zeros"), _float_dtype(dtype)), requires_grad)
 
 
 def ones(*size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
-    return _leaf(np.ones(_shape_args(size), _float_dtype(dtype)), requires_grad)
+    return _leaf(np.ones(_sized(size, "ones"), _float_dtype(dtype)), requires_grad)
 
 
 def empty(*size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
@@ -62,13 +75,12 @@ def full(size: Any, fill_value: Any, dtype: Any = None, requires_grad: bool = Fa
         dtype = np.dtype(bool)
     elif dtype is None and isinstance(value, (int, np.integer)):
         dtype = np.dtype(np.int64)
-    return _leaf(np.full(_shape_args((size,)), value, _float_dtype(dtype)), requires_grad)
+    return _leaf(np.full(_sized((size,), "full"), value, _float_dtype(dtype)), requires_grad)
 
 
 def eye(n: Any, m: Any = None, dtype: Any = None, requires_grad: bool = False) -> Tensor:
-    return _leaf(
-        np.eye(int(n), None if m is None else int(m), dtype=_float_dtype(dtype)), requires_grad
-    )
+    rows, cols = _sized((n, n if m is None else m), "eye")
+    return _leaf(np.eye(rows, cols, dtype=_float_dtype(dtype)), requires_grad)
 
 
 def arange(
@@ -76,8 +88,15 @@ def arange(
 ) -> Tensor:
     if end is None:
         start, end = 0, start
+    values = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
+    if not all(math.isfinite(float(v)) for v in values):
+        raise AgradValueError(
+            f"arange: start, end and step must be finite numbers, got {tuple(values)}"
+        )
+    start, end, step = values
     if step == 0:
         raise AgradValueError("arange: step must not be zero")
+    limits.check_count(max(0, math.ceil((end - start) / step)), "arange")
     # PyTorch: integers only give int64; any float gives the default float dtype.
     whole = all(isinstance(v, (int, np.integer)) for v in (start, end, step))
     kind = np.int64 if whole and dtype is None else _float_dtype(dtype)
@@ -87,15 +106,16 @@ def arange(
 def linspace(
     start: Any, end: Any, steps: Any, dtype: Any = None, requires_grad: bool = False
 ) -> Tensor:
+    (count,) = _sized((steps,), "linspace")
     return _leaf(
-        np.linspace(float(start), float(end), int(steps), dtype=_float_dtype(dtype)), requires_grad
+        np.linspace(float(start), float(end), count, dtype=_float_dtype(dtype)), requires_grad
     )
 
 
 def randn(
     *size: Any, dtype: Any = None, requires_grad: bool = False, generator: Any = None
 ) -> Tensor:
-    data = _RNG[0].standard_normal(_shape_args(size)).astype(_float_dtype(dtype))
+    data = _RNG[0].standard_normal(_sized(size, "randn")).astype(_float_dtype(dtype))
     return _leaf(data, requires_grad)
 
 
@@ -110,14 +130,14 @@ def randint(
     """Random integers in [low, high) (``randint(high, size)`` starts at 0), int64."""
     if high is None:
         low, high = 0, low
-    data = _RNG[0].integers(int(low), int(high), _shape_args((size,)))
+    data = _RNG[0].integers(int(low), int(high), _sized((size,), "randint"))
     return _leaf(data.astype(dtype or np.int64), requires_grad)
 
 
 def rand(
     *size: Any, dtype: Any = None, requires_grad: bool = False, generator: Any = None
 ) -> Tensor:
-    data = _RNG[0].random(_shape_args(size)).astype(_float_dtype(dtype))
+    data = _RNG[0].random(_sized(size, "rand")).astype(_float_dtype(dtype))
     return _leaf(data, requires_grad)
 
 

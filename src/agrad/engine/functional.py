@@ -61,7 +61,7 @@ def batched_jacobian(
         batch=1,
         fresh_seeds=True,  # the identity block is ours: no defensive copy
     )
-    result = []
+    result: list[Any] = []
     for x, g in zip(inputs, grads, strict=True):  # type: ignore[arg-type]
         if g is None:
             result.append(None)
@@ -143,9 +143,8 @@ def vjp(
     grads = tuple(
         wrap(np.zeros_like(x.data)) if g is None else g for x, g in zip(ins, grads, strict=True)
     )
-    result = outs if out_tuple else outs[0]
-    detached = tuple(o.detach() for o in result) if out_tuple else result.detach()
-    return detached, grads if in_tuple else grads[0]
+    detached = tuple(o.detach() for o in outs)
+    return (detached if out_tuple else detached[0]), (grads if in_tuple else grads[0])
 
 
 def jvp(

@@ -29,7 +29,9 @@ def is_grad_enabled() -> bool:
 class set_grad_enabled:  # noqa: N801 - PyTorch's name
     """Context manager, decorator or plain call that sets grad mode.
 
-    >>> with set_grad_enabled(False): ...
+    >>> with set_grad_enabled(False):
+    ...     agrad.tensor(1.0, requires_grad=True) * 2  # recorded nothing: no grad_fn
+    tensor(2.)
     """
 
     def __init__(self, mode: bool) -> None:

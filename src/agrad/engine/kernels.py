@@ -1,16 +1,24 @@
 """NumPy kernels: op forwards, and the array namespace VJP rules use in NumPy mode.
 
 VJP rules are written once against a namespace ``ns``: this module when the
-backward pass runs on plain arrays (fast), or `agrad.engine.functions` when
+backward pass runs on plain arrays (fast), or `agrad.engine.graph_namespace` when
 ``create_graph=True`` (each call records a node, so higher derivatives work).
-Both must define every name in `NAMESPACE`, with the same meaning.
+Both define every name in `NAMESPACE`, with NumPy's signatures (a test compares them);
+any other op of the table is reached by its name too (see `namespaces`).
+
+The annotations of forwards (`Array`, `Axis`, ``int``, ``float``, ``bool``) are the
+argument kinds the language converts its values to.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
+
+Array: TypeAlias = np.ndarray  # a tensor operand
+Axis: TypeAlias = int | tuple[int, ...] | None  # one axis, several, or all of them (None)
+Sizes: TypeAlias = tuple[int, ...]  # a shape given as a parameter (reshape's target)
 
 NAMESPACE = (
     "exp", "log", "log1p", "sin", "cos", "sinh", "cosh", "sqrt", "abs", "sign", "sigmoid",
@@ -34,19 +42,23 @@ swapaxes = np.swapaxes
 matmul = np.matmul
 
 
-def sum(x: Any, axis: Any = None, keepdims: bool = False) -> Any:  # noqa: A001 - mirrors numpy's name
+def sum(x: Array, axis: Axis = None, keepdims: bool = False) -> Array:  # noqa: A001 - numpy's name
     return np.sum(x, axis=axis, keepdims=keepdims)
 
 
-def prod(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+def prod(x: Array, axis: Axis = None, keepdims: bool = False) -> Array:
     return np.prod(x, axis=axis, keepdims=keepdims)
 
 
-def amax(x: Any, axis: Any = None, keepdims: bool = False) -> Any:
+def amax(x: Array, axis: Axis = None, keepdims: bool = False) -> Array:
     return np.amax(x, axis=axis, keepdims=keepdims)
 
 
-def cumsum(x: Any, axis: int = 0) -> np.ndarray:
+def amin(x: Array, axis: Axis = None, keepdims: bool = False) -> Array:
+    return np.amin(x, axis=axis, keepdims=keepdims)
+
+
+def cumsum(x: Array, axis: int = 0) -> Array:
     return np.cumsum(x, axis=axis)
 
 
@@ -58,7 +70,7 @@ def permute(x: Any, axes: tuple) -> np.ndarray:
     return np.transpose(x, axes)
 
 
-def sigmoid(x: Any) -> np.ndarray:
+def sigmoid(x: Array) -> Array:
     # Two branches so that neither exp overflows.
     e = np.exp(-np.abs(x))
     return np.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
@@ -70,13 +82,13 @@ def sigmoid_complex(x: Any) -> np.ndarray:
         return np.where(x.real >= 0, 1.0 / (1.0 + np.exp(-x)), np.exp(x) / (1.0 + np.exp(x)))
 
 
-def softplus_complex(x: Any, beta: float = 1.0, threshold: float = 20.0) -> np.ndarray:
+def softplus_complex(x: Array, beta: float = 1.0, threshold: float = 20.0) -> Array:
     bx = x * beta
     with np.errstate(over="ignore", invalid="ignore"):
         return np.where(bx.real > threshold, x, np.log1p(np.exp(bx)) / beta)
 
 
-def softplus(x: Any, beta: float = 1.0, threshold: float = 20.0) -> np.ndarray:
+def softplus(x: Array, beta: float = 1.0, threshold: float = 20.0) -> Array:
     bx = x * beta
     return np.where(bx > threshold, x, np.logaddexp(0.0, bx) / beta)
 
@@ -94,7 +106,7 @@ def sum_to(x: Any, shape: tuple) -> Any:
     return out.reshape(shape) if lead else out
 
 
-def logsumexp(x: Any, axis: Any = None, keepdims: bool = False) -> np.ndarray:
+def logsumexp(x: Array, axis: Axis = None, keepdims: bool = False) -> Array:
     m = np.amax(x, axis=axis, keepdims=True)
     m = np.where(np.isfinite(m), m, 0.0)
     with np.errstate(divide="ignore"):
@@ -102,12 +114,12 @@ def logsumexp(x: Any, axis: Any = None, keepdims: bool = False) -> np.ndarray:
     return out if keepdims else _squeeze(out, axis, x.ndim)
 
 
-def softmax(x: Any, axis: int = -1) -> np.ndarray:
+def softmax(x: Array, axis: int = -1) -> Array:
     e = np.exp(x - np.amax(x, axis=axis, keepdims=True))
     return e / np.sum(e, axis=axis, keepdims=True)
 
 
-def log_softmax(x: Any, axis: int = -1) -> np.ndarray:
+def log_softmax(x: Array, axis: int = -1) -> Array:
     return x - logsumexp(x, axis=axis, keepdims=True)
 
 

@@ -1,15 +1,18 @@
-"""Tensor operators and methods: each forwards to the function of the same meaning.
-
-Installed onto `Tensor` at import, so the class body stays the data model and
-every computation goes through `functions` (and so through the op table).
+"""The one place where `Tensor` gets everything that computes: operators, the methods the
+op table's entries declare (`public.METHODS`), in-place variants, conversions, and
+``backward``/``repr``. Imported by `agrad.engine` itself, so a Tensor always has them.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from ..errors import AgradShapeError
+from . import autograd, printing, shaping
 from . import functions as F
+from .args import as_tensor
 from .dtypes import DTYPES, to_dtype
+from .public import METHODS
 from .tensor import Tensor
 
 OPERATORS = {
@@ -33,19 +36,11 @@ OPERATORS = {
     "__or__": F.logical_or,
     "__xor__": F.logical_xor,
     "__invert__": F.logical_not,
+    "__neg__": F.neg,
+    "__abs__": F.abs,
+    "__getitem__": shaping.index,
+    "__setitem__": shaping.setitem,
 }
-
-# Methods whose first argument is the tensor itself, under PyTorch's names.
-METHODS = (
-    "exp", "log", "log1p", "expm1", "sqrt", "abs", "sign", "sin", "cos", "tan", "arcsin",
-    "arccos", "arctan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "sigmoid", "relu",
-    "reciprocal", "square", "neg", "negative", "clone", "sum", "mean", "var", "std", "cumsum",
-    "prod", "amax", "amin", "max", "min", "argmax", "argmin", "any", "all", "logsumexp",
-    "softmax", "log_softmax", "norm", "matmul", "dot", "mm", "mv", "outer", "reshape", "view",
-    "flatten", "permute", "transpose", "expand", "broadcast_to", "unsqueeze", "squeeze",
-    "clip", "clamp", "maximum", "minimum", "pow", "add", "sub", "mul", "div", "lt", "le", "gt",
-    "ge", "eq", "ne", "softplus",
-)  # fmt: skip
 
 
 def _rpow(self: Tensor, other: Any) -> Tensor:
@@ -56,30 +51,35 @@ def _rmatmul(self: Tensor, other: Any) -> Tensor:
     return F.matmul(other, self)
 
 
-def _neg(self: Tensor) -> Tensor:
-    return F.neg(self)
-
-
 def _pos(self: Tensor) -> Tensor:
     return self
 
 
-def _abs(self: Tensor) -> Tensor:
-    return F.abs(self)
+def _iter(self: Tensor):
+    if self.data.ndim == 0:
+        raise TypeError("iteration over a 0-d tensor")
+    return iter(shaping.unbind(self))
+
+
+def _backward(
+    self: Tensor,
+    gradient: Any = None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    inputs: Any = None,
+) -> None:
+    """Accumulate d(self)/d(leaf) into every leaf's ``.grad`` (PyTorch's backward)."""
+    autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
 
 def _mT(self: Tensor) -> Tensor:
     if self.ndim < 2:
-        raise F.AgradShapeError("tensor.mT is only supported on matrices or batches of matrices")
+        raise AgradShapeError("tensor.mT is only supported on matrices or batches of matrices")
     return F.transpose(self, -2, -1)
 
 
 def _T(self: Tensor) -> Tensor:
     return F.transpose(self)
-
-
-def _t(self: Tensor) -> Tensor:
-    return F.t(self)
 
 
 def _to(self: Tensor, *args: Any, dtype: Any = None, **_: Any) -> Tensor:
@@ -117,6 +117,27 @@ def _clamp_(self: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: 
     return self._inplace(F.clip, min, max)
 
 
+def _fill(source: Tensor, value: Any) -> Tensor:
+    # Recorded as (self * 0) + value: no gradient flows to what self held before.
+    return F.add(F.mul(source, 0), value)
+
+
+def _copy_from(source: Tensor, src: Any) -> Tensor:
+    return F.clone(src if isinstance(src, Tensor) else as_tensor(src, source.dtype))
+
+
+def _fill_(self: Tensor, value: Any) -> Tensor:
+    return self._inplace(_fill, value)
+
+
+def _zero_(self: Tensor) -> Tensor:
+    return self._inplace(_fill, 0)
+
+
+def _copy_(self: Tensor, src: Any) -> Tensor:
+    return self._inplace(_copy_from, src)
+
+
 def _where(self: Tensor, condition: Any, other: Any) -> Tensor:
     return F.where(condition, self, other)  # torch.Tensor.where: self where condition holds
 
@@ -126,21 +147,23 @@ def _identity(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
 
 
 def install() -> None:
-    for name, fn in OPERATORS.items():
+    """Put every operator and method on `Tensor` (once, when agrad.engine is imported)."""
+    for name, fn in {**OPERATORS, **METHODS}.items():
         setattr(Tensor, name, fn)
-    for name in METHODS:
-        setattr(Tensor, name, getattr(F, name))
     for name, fn in {"add_": F.add, "sub_": F.sub, "mul_": F.mul, "div_": F.div}.items():
         setattr(Tensor, name, _inplace(fn))
+    for name, fn in {"__iadd__": F.add, "__isub__": F.sub, "__imul__": F.mul,
+                     "__itruediv__": F.div}.items():  # fmt: skip
+        setattr(Tensor, name, _inplace(fn))
     extra = {
-        "__rpow__": _rpow, "__rmatmul__": _rmatmul, "__neg__": _neg, "__pos__": _pos,
-        "__abs__": _abs, "T": property(_T), "mT": property(_mT), "t": _t, "to": _to,
+        "__rpow__": _rpow, "__rmatmul__": _rmatmul, "__pos__": _pos, "__iter__": _iter,
+        "__repr__": printing.tensor_repr, "backward": _backward,
+        "T": property(_T), "mT": property(_mT), "to": _to,
         "type": _to, "view_as": _view_as, "reshape_as": _view_as, "expand_as": _expand_as,
-        "clamp_": _clamp_, "clip_": _clamp_, "float": _cast("float32"),
-        "double": _cast("float64"), "long": _cast("int64"), "int": _cast("int32"),
-        "bool": _cast("bool"), "half": _cast("float16"), "cpu": _identity,
-        "contiguous": _identity,
-        "where": _where,
+        "clamp_": _clamp_, "clip_": _clamp_, "fill_": _fill_, "zero_": _zero_, "copy_": _copy_,
+        "float": _cast("float32"), "double": _cast("float64"), "long": _cast("int64"),
+        "int": _cast("int32"), "bool": _cast("bool"), "half": _cast("float16"),
+        "cpu": _identity, "contiguous": _identity, "where": _where,
     }  # fmt: skip
     for name, fn in extra.items():
         setattr(Tensor, name, fn)

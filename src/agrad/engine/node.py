@@ -41,7 +41,7 @@ class Node:
     @property
     def next_functions(self) -> tuple[tuple[Any, int], ...]:
         """Per input: (Node, 0), (AccumulateGrad, 0) for a leaf, or (None, 0) for a constant."""
-        result = []
+        result: list[tuple[Any, int]] = []
         for target in self.next:
             if target is None or isinstance(target, Node):
                 result.append((target, 0))

@@ -9,6 +9,7 @@ costs little more than the NumPy calls themselves.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -32,21 +33,21 @@ class Tape:
         self.output_const = None if output.grad_fn is not None else output.data
         slot_of_leaf = {id(t): k for k, t in enumerate(inputs) if t.grad_fn is None}
         slot_of_node = {id(t.grad_fn): k for k, t in enumerate(inputs) if t.grad_fn is not None}
-        order = [] if output.grad_fn is None else _topological([output.grad_fn])[::-1]
+        order: list[Node] = [] if output.grad_fn is None else _topological([output.grad_fn])[::-1]
         index: dict[int, int] = {}
         self.steps: list[tuple] = []
         for node in order:  # producers first
             if id(node) in slot_of_node:
                 index[id(node)] = -1 - slot_of_node[id(node)]
                 continue
-            refs = []
+            refs: list[tuple[int, Any]] = []
             for x, producer in zip(node.inputs, node.next, strict=True):
                 if isinstance(producer, Node):  # nodes keep only the shapes of such inputs
                     k = index[id(producer)]
                     refs.append((_LEAF, -1 - k) if k < 0 else (_NODE, k))
                 elif producer is not None:  # a leaf that requires grad
-                    k = slot_of_leaf.get(id(producer))
-                    refs.append((_CONST, producer.data) if k is None else (_LEAF, k))
+                    slot = slot_of_leaf.get(id(producer))
+                    refs.append((_CONST, producer.data) if slot is None else (_LEAF, slot))
                 else:
                     refs.append((_CONST, x.data if isinstance(x, Tensor) else x))
             index[id(node)] = len(self.steps)

@@ -1,18 +1,21 @@
-"""`Tensor`: a NumPy array plus PyTorch's autograd metadata.
+"""`Tensor`: a NumPy array plus PyTorch's autograd metadata — the data model only.
 
-Operators and methods delegate to `agrad.engine.functions` (which goes through
-the op table); this module holds only the data model: leaves, ``grad``,
-``requires_grad``, ``grad_fn``, ``retain_grad`` and indexed assignment.
+Leaves, ``grad``, ``requires_grad``, ``grad_fn``, ``retain_grad``, hooks, the version
+counter of in-place writes, and the array protocol. Operators and every method that
+computes (``x.exp()``, ``x + y``, ``x[0]``, ``backward``, ``repr``) are installed on the
+class in one place, `agrad.engine.methods`, from the op table's public faces; this
+module imports nothing that computes.
 """
 
 from __future__ import annotations
 
 import numbers
 import warnings
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ..errors import AgradAutogradError
 from .dtypes import get_default_dtype
 from .grad_mode import STATE
 from .node import RemovableHandle
@@ -72,10 +75,14 @@ class Tensor:
     _version = 0  # the WRITES stamp of the last in-place write (0: never written)
     __array_priority__ = 1000  # NumPy defers `ndarray * Tensor` to Tensor.__rmul__
 
+    if TYPE_CHECKING:  # for type checkers: the methods `agrad.engine.methods` installs
+
+        def __getattr__(self, name: str) -> Any: ...
+
     def __init__(self, *args: Any, requires_grad: bool = False) -> None:
         # torch.Tensor(data) or torch.Tensor(*sizes): default float dtype either way.
         if len(args) == 1 and not isinstance(args[0], numbers.Integral):
-            data = np.array(_to_data(args[0]), dtype=get_default_dtype())
+            data = np.array(to_data(args[0]), dtype=get_default_dtype())
         else:
             data = np.zeros(tuple(int(n) for n in args), dtype=get_default_dtype())
         self.data = data
@@ -156,16 +163,6 @@ class Tensor:
         self._hooks.append(hook)
         return RemovableHandle(self._hooks, hook)
 
-    def backward(
-        self,
-        gradient: Any = None,
-        retain_graph: bool | None = None,
-        create_graph: bool = False,
-        inputs: Any = None,
-    ) -> None:
-        """Accumulate d(self)/d(leaf) into every leaf's ``.grad`` (PyTorch's backward)."""
-        autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
-
     def detach(self) -> Tensor:
         """A new leaf sharing this data, cut from the graph."""
         return wrap(self.data)
@@ -228,11 +225,6 @@ class Tensor:
             raise TypeError("len() of a 0-d tensor")
         return self.data.shape[0]
 
-    def __iter__(self):
-        if self.data.ndim == 0:
-            raise TypeError("iteration over a 0-d tensor")
-        return iter(F.unbind(self))
-
     def __float__(self) -> float:
         return float(self.item())
 
@@ -252,21 +244,12 @@ class Tensor:
 
     __hash__ = object.__hash__
 
-    def __repr__(self) -> str:
-        return printing.tensor_repr(self)
-
     def __format__(self, spec: str) -> str:
         if self.data.ndim == 0:  # as PyTorch: a 0-d tensor formats as its number
             return format(self.data.item(), spec)
         return repr(self)
 
-    # ---- indexing ------------------------------------------------------------------------
-
-    def __getitem__(self, index: Any) -> Tensor:
-        return F.index(self, index)
-
-    def __setitem__(self, index: Any, value: Any) -> None:
-        F.setitem(self, index, value)
+    # ---- in-place writes -----------------------------------------------------------------
 
     def _inplace(self, fn: Any, *args: Any) -> Tensor:
         """``self = fn(self, *args)`` written into the same array, as PyTorch's in-place ops.
@@ -287,36 +270,6 @@ class Tensor:
             self._rg = True
         return self
 
-    def zero_(self) -> Tensor:
-        return self.fill_(0)
-
-    def fill_(self, value: Any) -> Tensor:
-        # Recorded as (self * 0) + value: no gradient flows to what self held before.
-        return self._inplace(_fill, value)
-
-    def copy_(self, src: Any) -> Tensor:
-        return self._inplace(_copy_from, src)
-
-    def __iadd__(self, other: Any) -> Tensor:
-        return self._inplace(F.add, other)
-
-    def __isub__(self, other: Any) -> Tensor:
-        return self._inplace(F.sub, other)
-
-    def __imul__(self, other: Any) -> Tensor:
-        return self._inplace(F.mul, other)
-
-    def __itruediv__(self, other: Any) -> Tensor:
-        return self._inplace(F.div, other)
-
-
-def _fill(source: Tensor, value: Any) -> Tensor:
-    return F.add(F.mul(source, 0), value)
-
-
-def _copy_from(source: Tensor, src: Any) -> Tensor:
-    return F.clone(src if isinstance(src, Tensor) else F.as_tensor(src, source.dtype))
-
 
 def mark_written(t: Tensor) -> None:
     """Record an in-place write to ``t``: its version, and its producer's saved output."""
@@ -325,25 +278,14 @@ def mark_written(t: Tensor) -> None:
         t.grad_fn.out_written = True
 
 
-def _to_data(value: Any) -> Any:
+def to_data(value: Any) -> Any:
     """Nested lists of tensors/numbers -> nested lists of numbers (for constructors)."""
     if isinstance(value, Tensor):
         return value.data
     if isinstance(value, (list, tuple)):
-        return [_to_data(v) for v in value]
+        return [to_data(v) for v in value]
     return value
 
 
 def _autograd_error(message: str) -> Exception:
-    from ..errors import AgradAutogradError
-
     return AgradAutogradError(message)
-
-
-# Imported last: these modules need the Tensor class defined above.
-from . import (  # noqa: E402
-    autograd,
-    methods,  # noqa: E402, F401 - installs operators and methods on Tensor
-    printing,
-)
-from . import functions as F  # noqa: E402

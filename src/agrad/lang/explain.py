@@ -15,7 +15,6 @@ import numpy as np
 
 from ..engine.autograd import run_backward
 from ..engine.node import Node
-from ..engine.ops.rules import RULES
 from ..engine.tensor import Tensor
 
 
@@ -58,7 +57,7 @@ def explain(output: Tensor, variables: dict[str, Tensor], seed: Any = None) -> l
             label(node),
             node_names.get(id(node)),
             np.asarray(g),
-            RULES.get(node.op.name, f"the vector-Jacobian product of {node.op.name}"),
+            node.op.explain,  # every differentiable entry has one
         )
         for x, child, gi, ri in zip(node.inputs, node.next, grads, raw, strict=True):
             if child is None:

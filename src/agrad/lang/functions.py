@@ -1,16 +1,20 @@
 """The language's function table: the only namespace a program's calls resolve in.
 
-Each entry names its parameters (for keyword arguments, arity errors and
---help), converts the language's values (float tensors, lists, booleans) to
-what `agrad.engine` takes, and, where a call can allocate more than its inputs
-hold, estimates the output's size so the runtime can refuse it beforehand.
+Every entry is a real Python function, and its signature is the one place its
+parameters, defaults, keyword arguments, usage line and ``agrad functions`` row come
+from: ``inspect.signature`` gives the names and defaults, the annotations the kind of
+each argument (a tensor, a list of tensors, an int, a float, a bool, an axis, a shape),
+which is how the language's values are converted before the call. The op table's
+entries with a language face get their function generated from their NumPy forward's
+signature; the few below are written by hand (``tensor``, ``concat``, the constructors).
 """
 
 from __future__ import annotations
 
+import inspect
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -18,14 +22,28 @@ import numpy as np
 from ..engine import creation as C
 from ..engine import functions as F
 from ..engine.dtypes import get_default_dtype
-from ..engine.ops.core import broadcast_shape
-from ..engine.ops.linalg import matmul_shape
+from ..engine.kernels import Array, Axis, Sizes
+from ..engine.limits import check_count
+from ..engine.ops import TABLE as OPS
+from ..engine.ops.core import ALONG_AXIS, REDUCTION, UNARY, Op
 from ..engine.tensor import Tensor
 from ..errors import AgradValueError
 
 
 class LangList(list):
     """A bracket literal before it is needed: a list argument or a tensor literal."""
+
+
+class Tensors(list):
+    """The annotation of a parameter that takes a bracket list of tensors (``[a, b]``)."""
+
+
+class Value:
+    """The annotation of a parameter that takes any value as it is (tensor's data)."""
+
+
+class Size(int):
+    """The annotation of ``*size``: ``zeros(2, 3)`` or ``zeros([2, 3])``."""
 
 
 def to_tensor(value: Any, where: str = "", keep_bool: bool = False) -> Tensor:
@@ -59,16 +77,14 @@ def _stack_literal(items: LangList, where: str) -> Tensor:
             "have the same length"
         )
     if not any(p.requires_grad for p in parts):  # constants: one array, no graph
+        check_count(len(parts) * parts[0].data.size, "tensor literal")
         return F.as_tensor(np.stack([p.data for p in parts]))
-    return F.stack(parts)
+    return F.stack(parts)  # the op checks the element limit itself
 
 
 def as_int(value: Any, fn: str, param: str) -> int:
     """A whole number from a scalar value (every literal is a float)."""
-    v = to_tensor(value)
-    if v.data.size != 1:
-        raise AgradValueError(f"{fn}: {param} must be a number, got a tensor of shape {v.shape}")
-    number = float(v.data.reshape(-1)[0])
+    number = as_float(value, fn, param)
     if not number.is_integer():
         raise AgradValueError(f"{fn}: {param} must be a whole number, got {number:g}")
     return int(number)
@@ -94,30 +110,108 @@ def as_bool(value: Any, fn: str, param: str) -> bool:
     return bool(as_float(value, fn, param))
 
 
-def _shape_of(args: tuple) -> tuple[int, ...]:
-    if len(args) == 1 and isinstance(args[0], (LangList, Tensor)) and to_tensor(args[0]).ndim:
-        dims = as_ints(args[0], "shape", "shape")
-        return dims if isinstance(dims, tuple) else (dims,)
-    return tuple(as_int(a, "shape", "size") for a in args)
+def _as_shape(value: Any, fn: str, param: str) -> tuple[int, ...]:
+    dims = as_ints(value, fn, param)
+    return dims if isinstance(dims, tuple) else (dims,)
+
+
+def _as_tensors(value: Any, fn: str, param: str) -> list[Tensor]:
+    if not isinstance(value, LangList):
+        raise AgradValueError(f"{fn}: expects a list of tensors in brackets, e.g. {fn}([a, b])")
+    return [to_tensor(v) for v in value]
+
+
+def _as_axis(value: Any, fn: str, param: str) -> Any:
+    return None if value is None else as_ints(value, fn, param)
+
+
+def _as_sizes(values: tuple, fn: str, param: str) -> tuple[int, ...]:
+    one = len(values) == 1 and isinstance(values[0], (LangList, Tensor))
+    if one and to_tensor(values[0]).ndim:  # zeros([2, 3])
+        return _as_shape(values[0], fn, param)
+    return tuple(as_int(v, fn, param) for v in values)
+
+
+def _optional(convert: Callable[[Any, str, str], Any]) -> Callable[[Any, str, str], Any]:
+    return lambda v, fn, p: None if v is None else convert(v, fn, p)
+
+
+# What each annotation means: how a value of the language becomes the argument.
+KINDS: dict[Any, tuple[str, Callable[[Any, str, str], Any]]] = {
+    Array: ("tensor", lambda v, fn, p: to_tensor(v)),
+    Tensors: ("tensors", _as_tensors),
+    Value: ("value", lambda v, fn, p: v),
+    int: ("int", as_int),
+    int | None: ("int", _optional(as_int)),
+    float: ("float", as_float),
+    float | None: ("float", _optional(as_float)),
+    bool: ("bool", as_bool),
+    Axis: ("axis", _as_axis),
+    Sizes: ("shape", _as_shape),
+    Size: ("size", _as_sizes),  # the whole *size tuple at once
+}
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    kind: str
+    convert: Callable[[Any, str, str], Any]
+    default: Any = inspect.Parameter.empty
+
+    @property
+    def required(self) -> bool:
+        return self.default is inspect.Parameter.empty
 
 
 @dataclass(frozen=True)
 class Function:
-    """One language function: its parameters, implementation and size estimate."""
+    """One language function: its implementation, and its parameters read from it."""
 
     name: str
     impl: Callable[..., Any]
-    params: tuple[str, ...]
-    defaults: dict[str, Any] = field(default_factory=dict)
-    variadic: bool = False  # zeros(2, 3): any number of positional sizes
-    size: Callable[..., int] | None = None  # elements of the result, before computing it
+    params: tuple[Param, ...]
+    variadic: Param | None = None  # zeros(2, 3): any number of positional sizes
     doc: str = ""
 
+    @classmethod
+    def of(cls, impl: Callable[..., Any], name: str = "", doc: str = "") -> Function:
+        """The entry for ``impl``, from its signature and annotations."""
+        params, variadic = [], None
+        for p in inspect.signature(impl, eval_str=True).parameters.values():
+            if p.annotation not in KINDS:
+                raise TypeError(f"{name or impl.__name__}: parameter {p.name!r} needs one of "
+                                "the annotations in agrad.lang.functions.KINDS")  # fmt: skip
+            kind, convert = KINDS[p.annotation]
+            param = Param(p.name, kind, convert, p.default)
+            if p.kind is p.VAR_POSITIONAL:
+                variadic = param
+            else:
+                params.append(param)
+        text = doc or (inspect.getdoc(impl) or "").splitlines()[0]
+        return cls(name or impl.__name__, impl, tuple(params), variadic, text)
+
+    @property
+    def defaults(self) -> dict[str, Any]:
+        return {p.name: p.default for p in self.params if not p.required}
+
     def signature(self) -> str:
-        parts = [f"{p}={_show(self.defaults[p])}" if p in self.defaults else p for p in self.params]
-        if self.variadic:  # zeros(2, 3) or zeros([2, 3])
-            parts.append("size, ...")
+        """The usage line: ``sum(x, axis=none, keepdims=false)``."""
+        parts = [p.name if p.required else f"{p.name}={_show(p.default)}" for p in self.params]
+        if self.variadic is not None:  # zeros(2, 3) or zeros([2, 3])
+            parts.append(f"{self.variadic.name}, ...")
         return f"{self.name}({', '.join(parts)})"
+
+    def convert(self, args: list, kwargs: dict) -> tuple[list, dict]:
+        """The arguments as the implementation takes them (after `bind` checked them)."""
+        if self.variadic is not None:
+            return list(self.variadic.convert(tuple(args), self.name, self.variadic.name)), {}
+        by_name = {p.name: p for p in self.params}
+        positional = [
+            p.convert(a, self.name, p.name) for p, a in zip(self.params, args, strict=False)
+        ]
+        keywords = {k: by_name[k].convert(v, self.name, k) for k, v in kwargs.items()}
+        return positional, keywords
 
 
 def _show(value: Any) -> str:
@@ -126,308 +220,122 @@ def _show(value: Any) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
-def _t(x: Any) -> Tensor:
-    return to_tensor(x)
+# ---- generated from the op table --------------------------------------------------------
 
-
-def _axis(value: Any, fn: str) -> Any:
-    return None if value is None else as_ints(value, fn, "axis")
-
-
-def _reduction(name: str, engine: Callable) -> Function:
-    def impl(x, axis=None, keepdims=False):
-        return engine(_t(x), axis=_axis(axis, name), keepdims=as_bool(keepdims, name, "keepdims"))
-
-    return Function(
-        name,
-        impl,
-        ("x", "axis", "keepdims"),
-        {"axis": None, "keepdims": False},
-        doc=f"{name} over axis (all axes by default)",
-    )
-
-
-def _unary(name: str) -> Function:
-    engine = getattr(F, name)
-    return Function(name, lambda x: engine(_t(x)), ("x",), doc=f"elementwise {name}")
-
-
-def _broadcast_size(*xs: Any) -> int:
-    return math.prod(broadcast_shape(*(to_tensor(x).shape for x in xs)))
-
-
-def _matmul_size(a: Any, b: Any) -> int:
-    return math.prod(matmul_shape(to_tensor(a).shape, to_tensor(b).shape))
-
-
-def _creation(name: str, maker: Callable) -> Function:
-    def impl(*size):
-        return maker(*_shape_of(size))
-
-    return Function(
-        name,
-        impl,
-        (),
-        variadic=True,
-        size=lambda *a: math.prod(_shape_of(a)),
-        doc=f"a tensor of the given shape filled by {name}",
-    )
-
-
-def _tensor(value, requires_grad=False):
-    t = to_tensor(value).detach()
-    t = F.astype(t, t.dtype if t.dtype.kind == "f" else np.float64)
-    return C.tensor(t.data, requires_grad=as_bool(requires_grad, "tensor", "requires_grad"))
-
-
-def _clip(x, min=None, max=None):  # noqa: A002 - the language's keyword names
-    lo = None if min is None else as_float(min, "clip", "min")
-    hi = None if max is None else as_float(max, "clip", "max")
-    return F.clip(_t(x), lo, hi)
-
-
-def _elementwise_pair(name: str, engine: Callable, doc: str) -> Function:
-    return Function(name, lambda a, b: engine(_t(a), _t(b)), ("a", "b"), size=_broadcast_size,
-                    doc=doc)  # fmt: skip
-
-
-def _spread_function(name: str, engine: Callable, doc: str) -> Function:
-    def impl(x, axis=None, keepdims=False, correction=1.0):
-        return engine(_t(x), axis=_axis(axis, name), keepdims=as_bool(keepdims, name, "keepdims"),
-                      correction=as_int(correction, name, "correction"))  # fmt: skip
-
-    params = ("x", "axis", "keepdims", "correction")
-    return Function(name, impl, params, {"axis": None, "keepdims": False, "correction": 1.0},
-                    doc=doc)  # fmt: skip
-
-
-def _softmax(engine: Callable, name: str) -> Callable:
-    return lambda x, axis=-1: engine(_t(x), axis=as_int(axis, name, "axis"))
-
-
-def _norm(x, ord=2.0, axis=None, keepdims=False):
-    return F.norm(
-        _t(x),
-        ord=as_float(ord, "norm", "ord"),
-        axis=_axis(axis, "norm"),
-        keepdims=as_bool(keepdims, "norm", "keepdims"),
-    )
-
-
-def _transpose(x, axes=None):
-    return F.transpose(_t(x), axes=None if axes is None else as_ints(axes, "transpose", "axes"))
-
-
-def _reshape(x, shape):
-    dims = as_ints(shape, "reshape", "shape")
-    return F.reshape(_t(x), dims if isinstance(dims, tuple) else (dims,))
-
-
-def _tensors(items: Any, fn: str) -> list[Tensor]:
-    if not isinstance(items, LangList):
-        raise AgradValueError(f"{fn}: expects a list of tensors in brackets, e.g. {fn}([a, b])")
-    return [to_tensor(v) for v in items]
-
-
-def _full(shape, value):
-    return C.full(_shape_of((shape,)), as_float(value, "full", "value"))
-
-
-def _arange_bounds(start, stop, step) -> tuple[float, float, float]:
-    lo = as_float(start, "arange", "start")
-    if stop is None:  # arange(n): 0, 1, ..., n-1
-        return 0.0, lo, as_float(step, "arange", "step")
-    return lo, as_float(stop, "arange", "stop"), as_float(step, "arange", "step")
-
-
-def _arange(start, stop=None, step=1.0):
-    lo, hi, st = _arange_bounds(start, stop, step)
-    if st == 0:
-        raise AgradValueError("arange: step must not be zero")
-    return F.as_tensor(np.arange(lo, hi, st))
-
-
-def _arange_size(start, stop=None, step=1.0):
-    lo, hi, st = _arange_bounds(start, stop, step)
-    return max(0, math.ceil((hi - lo) / st)) if st else 0
-
-
-def _linspace(start, stop, num=50):
-    return C.linspace(
-        as_float(start, "linspace", "start"),
-        as_float(stop, "linspace", "stop"),
-        as_int(num, "linspace", "num"),
-    )
-
-
-def _eye(n, m=None):
-    return C.eye(as_int(n, "eye", "n"), None if m is None else as_int(m, "eye", "m"))
-
-
-def _eye_size(n, m=None):
-    rows = as_int(n, "eye", "n")
-    return rows * (rows if m is None else as_int(m, "eye", "m"))
-
-
-UNARY = (
-    "exp", "log", "log1p", "expm1", "sqrt", "abs", "sign", "sin", "cos", "tan",
-    "arcsin", "arccos", "arctan", "sinh", "cosh", "tanh", "sigmoid", "relu", "square",
-    "reciprocal",
-)  # fmt: skip
-
-TABLE: dict[str, Function] = {
-    f.name: f
-    for f in [
-        Function(
-            "tensor",
-            _tensor,
-            ("value", "requires_grad"),
-            {"requires_grad": False},
-            doc="a leaf tensor; requires_grad=true makes it a variable to differentiate",
-        ),
-        *(_unary(n) for n in UNARY),
-        Function(
-            "softplus",
-            lambda x, beta=1.0, threshold=20.0: F.softplus(
-                _t(x),
-                as_float(beta, "softplus", "beta"),
-                as_float(threshold, "softplus", "threshold"),
-            ),
-            ("x", "beta", "threshold"),
-            {"beta": 1.0, "threshold": 20.0},
-            doc="log(1 + exp(beta*x))/beta, linear above threshold",
-        ),
-        _elementwise_pair(
-            "maximum", F.maximum, "elementwise maximum (the gradient is shared at ties)"
-        ),
-        _elementwise_pair(
-            "minimum", F.minimum, "elementwise minimum (the gradient is shared at ties)"
-        ),
-        Function(
-            "clip",
-            _clip,
-            ("x", "min", "max"),
-            {"min": None, "max": None},
-            doc="x limited to [min, max]",
-        ),
-        Function(
-            "where",
-            lambda c, a, b: F.where(_t(c), _t(a), _t(b)),
-            ("cond", "a", "b"),
-            size=_broadcast_size,
-            doc="a where cond is nonzero, else b",
-        ),
-        _reduction("sum", F.sum),
-        _reduction("mean", F.mean),
-        _reduction("prod", F.prod),
-        _reduction("max", F.amax),
-        _reduction("min", F.amin),
-        _reduction("logsumexp", F.logsumexp),
-        _spread_function("var", F.var, "variance over axis, divided by n - correction"),
-        _spread_function("std", F.std, "standard deviation over axis, divided by n - correction"),
-        Function(
-            "cumsum",
-            lambda x, axis=0: F.cumsum(_t(x), axis=as_int(axis, "cumsum", "axis")),
-            ("x", "axis"),
-            {"axis": 0.0},
-            doc="cumulative sum along axis",
-        ),
-        Function(
-            "softmax",
-            _softmax(F.softmax, "softmax"),
-            ("x", "axis"),
-            {"axis": -1},
-            doc="exp(x) normalised to sum 1 along axis",
-        ),
-        Function(
-            "log_softmax",
-            _softmax(F.log_softmax, "log_softmax"),
-            ("x", "axis"),
-            {"axis": -1},
-            doc="log of softmax along axis",
-        ),
-        Function(
-            "norm",
-            _norm,
-            ("x", "ord", "axis", "keepdims"),
-            {"ord": 2.0, "axis": None, "keepdims": False},
-            doc="vector p-norm (ord 2 by default) over axis",
-        ),
-        Function(
-            "dot", lambda a, b: F.dot(_t(a), _t(b)), ("a", "b"), doc="inner product of two vectors"
-        ),
-        Function(
-            "matmul",
-            lambda a, b: F.matmul(_t(a), _t(b)),
-            ("a", "b"),
-            size=_matmul_size,
-            doc="matrix product (also @), 1-D, 2-D or batched",
-        ),
-        Function(
-            "outer",
-            lambda a, b: F.outer(_t(a), _t(b)),
-            ("a", "b"),
-            size=lambda a, b: to_tensor(a).data.size * to_tensor(b).data.size,
-            doc="outer product of two vectors",
-        ),
-        Function(
-            "transpose",
-            _transpose,
-            ("x", "axes"),
-            {"axes": None},
-            doc="axes reversed, or permuted by axes",
-        ),
-        Function(
-            "reshape",
-            _reshape,
-            ("x", "shape"),
-            doc="the same elements in a new shape (one size may be -1)",
-        ),
-        Function(
-            "concat",
-            lambda xs, axis=0: F.concat(
-                _tensors(xs, "concat"), axis=as_int(axis, "concat", "axis")
-            ),
-            ("tensors", "axis"),
-            {"axis": 0},
-            doc="tensors joined along an existing axis",
-        ),
-        Function(
-            "stack",
-            lambda xs, axis=0: F.stack(_tensors(xs, "stack"), axis=as_int(axis, "stack", "axis")),
-            ("tensors", "axis"),
-            {"axis": 0},
-            doc="tensors joined along a new axis",
-        ),
-        _creation("zeros", C.zeros),
-        _creation("ones", C.ones),
-        _creation("randn", C.randn),
-        _creation("rand", C.rand),
-        Function(
-            "full",
-            _full,
-            ("shape", "value"),
-            size=lambda shape, value: math.prod(_shape_of((shape,))),
-            doc="a tensor of the given shape filled with value",
-        ),
-        Function("eye", _eye, ("n", "m"), {"m": None}, size=_eye_size, doc="the n x m identity"),
-        Function(
-            "arange",
-            _arange,
-            ("start", "stop", "step"),
-            {"stop": None, "step": 1.0},
-            size=_arange_size,
-            doc="start, start + step, ... below stop",
-        ),
-        Function(
-            "linspace",
-            _linspace,
-            ("start", "stop", "num"),
-            {"num": 50.0},
-            size=lambda start, stop, num=50.0: as_int(num, "linspace", "num"),
-            doc="num evenly spaced numbers from start to stop",
-        ),
-    ]
+_OPERANDS = {1: ("x",), 2: ("a", "b"), 3: ("cond", "a", "b")}
+_DOCS = {
+    UNARY: "elementwise {name}",
+    REDUCTION: "{name} over axis (all axes by default)",
+    ALONG_AXIS: "{name} along axis",
 }
 
+
+def from_op(op: Op) -> Function:
+    """The language function of an entry: its forward's NumPy signature (or, for a NumPy
+    ufunc, its operands), calling the entry's public function."""
+    engine = F.API[op.api_name]  # type: ignore[index]
+    name = op.language_name or op.name
+    if isinstance(op.forward, np.ufunc):  # np.exp: operands only
+        params = tuple(
+            inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Array)
+            for n in _OPERANDS[op.arity]
+        )
+    else:
+        params = tuple(inspect.signature(op.forward, eval_str=True).parameters.values())
+    operands = [p.name for p in params if p.annotation is Array]
+
+    def impl(*args: Any, **kwargs: Any) -> Any:
+        bound = dict(zip([p.name for p in params], args, strict=False), **kwargs)
+        tensors = [bound.pop(n) for n in operands]
+        return engine(*tensors, **bound)
+
+    impl.__signature__ = inspect.Signature(list(params))  # type: ignore[attr-defined]
+    doc = op.doc or _DOCS.get(op.family, "{name}").format(name=name)
+    return Function.of(impl, name, doc)
+
+
+# ---- written by hand ----------------------------------------------------------------------
+
+
+def tensor(value: Value, requires_grad: bool = False) -> Tensor:
+    """a leaf tensor; requires_grad=true makes it a variable to differentiate"""
+    t = to_tensor(value).detach()
+    t = F.astype(t, t.dtype if t.dtype.kind == "f" else np.float64)
+    return C.tensor(t.data, requires_grad=requires_grad)
+
+
+def square(x: Array) -> Tensor:
+    """elementwise square"""
+    return F.square(x)
+
+
+def dot(a: Array, b: Array) -> Tensor:
+    """inner product of two vectors"""
+    return F.dot(a, b)
+
+
+def outer(a: Array, b: Array) -> Tensor:
+    """outer product of two vectors"""
+    return F.outer(a, b)
+
+
+def transpose(x: Array, axes: Axis = None) -> Tensor:
+    """axes reversed, or permuted by axes"""
+    return F.transpose(x, axes=axes)
+
+
+def reshape(x: Array, shape: Sizes) -> Tensor:
+    """the same elements in a new shape (one size may be -1)"""
+    return F.reshape(x, shape)
+
+
+def concat(tensors: Tensors, axis: int = 0) -> Tensor:
+    """tensors joined along an existing axis"""
+    return F.concat(tensors, axis=axis)
+
+
+def stack(tensors: Tensors, axis: int = 0) -> Tensor:
+    """tensors joined along a new axis"""
+    return F.stack(tensors, axis=axis)
+
+
+def _filled(maker: Callable[..., Tensor]) -> Callable[..., Tensor]:
+    def fill(*size: Size) -> Tensor:
+        return maker(*size)
+
+    fill.__doc__ = f"a tensor of the given shape filled by {maker.__name__}"
+    return fill
+
+
+def full(shape: Sizes, value: float) -> Tensor:
+    """a tensor of the given shape filled with value"""
+    return C.full(shape, value)
+
+
+def eye(n: int, m: int | None = None) -> Tensor:
+    """the n x m identity"""
+    return C.eye(n, m)
+
+
+def arange(start: float, stop: float | None = None, step: float = 1.0) -> Tensor:
+    """start, start + step, ... below stop"""
+    lo, hi = (0.0, start) if stop is None else (start, stop)
+    return C.arange(lo, hi, step, dtype=get_default_dtype())
+
+
+def linspace(start: float, stop: float, num: int = 50) -> Tensor:
+    """num evenly spaced numbers from start to stop"""
+    return C.linspace(start, stop, num)
+
+
+def _table() -> dict[str, Function]:
+    functions = [Function.of(tensor)]
+    functions += [from_op(op) for op in OPS.values() if op.language_name]
+    functions += [Function.of(f) for f in (square, dot, outer, transpose, reshape, concat, stack)]
+    functions += [Function.of(_filled(m), m.__name__) for m in (C.zeros, C.ones, C.randn, C.rand)]
+    functions += [Function.of(f) for f in (full, eye, arange, linspace)]
+    return {f.name: f for f in functions}
+
+
+TABLE: dict[str, Function] = _table()
 CONSTANTS = {"pi": math.pi, "e": math.e, "inf": math.inf, "nan": math.nan}

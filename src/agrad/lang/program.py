@@ -2,14 +2,13 @@
 
 `Program.run` is one loop over instructions (no recursion at any depth). It
 binds ``--set`` values, turns ``--wrt`` names into leaves that require grad
-(or retains the gradient of an intermediate), enforces the allocation limit
-before a call allocates, and reports any error at its line and column.
+(or retains the gradient of an intermediate), sets the element limit the engine
+enforces before anything allocates, and reports any error at its line and column.
 """
 
 from __future__ import annotations
 
 import difflib
-import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,8 +18,7 @@ import numpy as np
 from ..engine import creation
 from ..engine import functions as F
 from ..engine.dtypes import get_default_dtype, set_default_dtype
-from ..engine.ops.core import broadcast_shape
-from ..engine.ops.linalg import matmul_shape
+from ..engine.limits import max_elements as element_limit
 from ..engine.tensor import Tensor, wrap
 from ..errors import AgradError, AgradLimitError, AgradNameError, AgradValueError
 from . import ir
@@ -30,6 +28,7 @@ from .gcpause import paused_gc
 from .parser import parse
 
 MAX_ELEMENTS = 10**8  # default allocation limit (elements of one result); --max-elements
+LIMIT_HINT = "use smaller inputs or raise it with --max-elements"
 MAX_DIMS = 32  # nested tensor literal depth
 
 _ARITH = {"+": F.add, "-": F.sub, "*": F.mul, "/": F.div, "**": F.pow, "@": F.matmul}
@@ -167,8 +166,8 @@ class Program:
         try:
             if seed is not None:
                 creation.manual_seed(seed)
-            with paused_gc():
-                return _Executor(self, bindings, wrt, max_elements).execute()
+            with paused_gc(), element_limit(max_elements, LIMIT_HINT):
+                return _Executor(self, bindings, wrt).execute()
         finally:
             set_default_dtype(previous)
 
@@ -193,9 +192,8 @@ def _suggest(name: str, candidates: Iterable[str]) -> str:
 class _Executor:
     """One run's state: slots, the environment, and the leaves made for --wrt."""
 
-    def __init__(self, program: Program, bindings: dict, wrt: list[str], limit: int) -> None:
+    def __init__(self, program: Program, bindings: dict, wrt: list[str]) -> None:
         self.program = program
-        self.limit = limit
         self.wrt = wrt
         dtype = get_default_dtype()
         self.env: dict[str, Tensor] = {}
@@ -276,16 +274,14 @@ class _Executor:
         raise AgradValueError(f"unknown instruction {kind}")
 
     def binary(self, op: str, a: Any, b: Any) -> Tensor:
-        # Lists become tensors; masks from comparisons take part as 0/1 floats.
-        a = to_tensor(a) if isinstance(a, (LangList, Tensor)) else a
-        b = to_tensor(b) if isinstance(b, (LangList, Tensor)) else b
-        sa = a.data.shape if isinstance(a, Tensor) else ()
-        sb = b.data.shape if isinstance(b, Tensor) else ()
+        # Lists become tensors; masks from comparisons take part as 0/1 floats. (A float
+        # tensor, the common case, is taken as it is.)
+        if type(a) is not Tensor or a.data.dtype == bool:
+            a = to_tensor(a) if isinstance(a, (LangList, Tensor)) else a
+        if type(b) is not Tensor or b.data.dtype == bool:
+            b = to_tensor(b) if isinstance(b, (LangList, Tensor)) else b
         if op == "@":
-            self.check_size(math.prod(matmul_shape(sa, sb)), "@")
             return F.matmul(to_tensor(a), to_tensor(b))
-        if sa != sb and sa and sb:  # only broadcasting can grow a result beyond its inputs
-            self.check_size(math.prod(broadcast_shape(sa, sb)), op)
         if op in _COMPARE:
             return _COMPARE[op](to_tensor(a), b)
         if not isinstance(a, Tensor) and not isinstance(b, Tensor):
@@ -308,22 +304,14 @@ class _Executor:
                 f"{_suggest(instr.name, TABLE)}; 'agrad functions' lists them"
             )
         kwargs = {k: slots[j] for k, j in instr.kwargs}
-        positional, keywords = _bind(fn, args, kwargs)
-        if fn.size is not None:
-            self.check_size(fn.size(*positional, **keywords), fn.name)
+        _bind(fn, args, kwargs)
+        positional, keywords = fn.convert(args, kwargs)
         try:
             return fn.impl(*positional, **keywords)
         except AgradError:
             raise
         except (ValueError, TypeError, IndexError, OverflowError) as exc:  # from NumPy
             raise AgradValueError(f"{fn.name}(): {exc}; usage: {fn.signature()}") from None
-
-    def check_size(self, n: int, what: str) -> None:
-        if n > self.limit:
-            raise AgradLimitError(
-                f"{what}: the result would have {n:,} elements, more than the limit of "
-                f"{self.limit:,}; use smaller inputs or raise it with --max-elements"
-            )
 
     def key(self, items: tuple, slots: list) -> tuple:
         key = []
@@ -377,10 +365,10 @@ def _nested(items: Any):
         items = items[0] if items else None
 
 
-def _bind(fn: Function, args: list, kwargs: dict) -> tuple[list, dict]:
-    """Check a call against the function's parameters; errors name the signature."""
-    params = fn.params
-    if not fn.variadic and len(args) > len(params):
+def _bind(fn: Function, args: list, kwargs: dict) -> None:
+    """Check a call against the function's signature; errors name the usage line."""
+    params = [p.name for p in fn.params]
+    if fn.variadic is None and len(args) > len(params):
         raise AgradValueError(
             f"{fn.name}() takes at most {len(params)} argument(s), got "
             f"{len(args)}; usage: {fn.signature()}"
@@ -394,8 +382,7 @@ def _bind(fn: Function, args: list, kwargs: dict) -> tuple[list, dict]:
         if key in params[: len(args)]:
             raise AgradValueError(f"{fn.name}() got {key!r} twice; usage: {fn.signature()}")
     given = set(params[: len(args)]) | set(kwargs)
-    missing = [p for p in params if p not in given and p not in fn.defaults]
-    if missing or (fn.variadic and not args):
-        what = f"argument {missing[0]!r}" if missing else "a size"
+    missing = [p.name for p in fn.params if p.name not in given and p.required]
+    if missing or (fn.variadic is not None and not args):
+        what = f"argument {missing[0]!r}" if missing else f"a {fn.variadic.name}"  # type: ignore[union-attr]
         raise AgradValueError(f"{fn.name}() is missing {what}; usage: {fn.signature()}")
-    return list(args), kwargs

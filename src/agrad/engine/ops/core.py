@@ -1,10 +1,12 @@
-"""The op table's machinery: `Op` entries, `apply`, and shape-rule helpers.
+"""The op table's machinery: `Op` entries, `apply`, and what a recorded node keeps.
 
-Every primitive is one `Op`: its NumPy forward, its vector-Jacobian product
-(written against a namespace so the same rule runs on arrays or, under
-``create_graph=True``, on tensors), its shape rule, its PyTorch grad_fn name and
-the input domain its generated tests draw from. Tensor methods, `agrad.*`
-functions and the language all reach ops through `apply`.
+Every primitive is one `Op`, and everything about it lives in that entry: its NumPy
+forward, its vector-Jacobian product (written against a namespace so the same rule runs
+on arrays or, under ``create_graph=True``, on tensors), its shape rule, its PyTorch
+grad_fn name, what its VJP reads of the values it was applied to, its explain text, its
+batching rule, its test domain and special sample values, and its public face (the
+``agrad.*`` function, the Tensor method and the language function, generated from its
+family or written by hand for a custom entry). Everything else reads the table.
 
 Broadcasting is undone once, in the backward loop (`agrad.engine.autograd`):
 a VJP returns each input's gradient in the output's (broadcast) shape.
@@ -19,53 +21,151 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import AgradShapeError, AgradValueError
+from ...errors import AgradLimitError, AgradShapeError, AgradValueError
+from .. import batching, limits
 from ..grad_mode import STATE
+from ..limits import LIMIT
 from ..node import Node, named, node_class
+from ..shape_rules import (  # noqa: F401 - re-exported for the entries
+    Shape,
+    along_axis_shape,
+    batch_of,
+    broadcast_shape,
+    kept_shape,
+    normalize_axis,
+    reduce_shape,
+    reduced_shape,
+    same_shape,
+)
 from ..tensor import WRITES, Tensor, wrap
 
-Shape = tuple[int, ...]
+# Families: how an entry's public functions are made. The first four are generated from the
+# entry (`agrad.engine.public`); a custom entry's are written by hand and name it.
+UNARY, BINARY, REDUCTION, ALONG_AXIS, CUSTOM = (
+    "unary", "binary", "reduction", "along_axis", "custom",
+)  # fmt: skip
+FAMILIES = (UNARY, BINARY, REDUCTION, ALONG_AXIS, CUSTOM)
+
+
+@dataclass(frozen=True)
+class Saves:
+    """What an op's VJP reads of one recorded application: which inputs' values (None:
+    all of them) and whether the output's. A node keeps only the shapes of the rest, and
+    an in-place write into a value it reads makes backward refuse, as PyTorch's saved
+    variables do. Declared per entry; generated tests check the declaration both ways."""
+
+    inputs: tuple[int, ...] | None = None
+    output: bool = False
+    anything: bool = field(init=False, default=True)  # derived: (read on every backward step)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "anything", self.output or self.inputs != ())
+
+    def reads_input(self, i: int) -> bool:
+        return self.inputs is None or i in self.inputs
+
+
+NOTHING = Saves((), False)
+INPUTS = Saves(None, False)
+OUTPUT = Saves((), True)
+INPUTS_AND_OUTPUT = Saves(None, True)
 
 
 @dataclass(frozen=True)
 class Case:
-    """One generated-test configuration: input shapes and op parameters."""
+    """One generated-test configuration: input shapes and op parameters, and for a special
+    sample (zeros, ties, poles) the input values themselves."""
 
     shapes: tuple[Shape, ...]
     params: dict[str, Any] = field(default_factory=dict)
+    values: tuple[Any, ...] | None = None  # fixed inputs; None: drawn from the domain
+    at_kink: bool = False  # the values sit on a kink: no finite differences there
 
 
-@dataclass(frozen=True)
+def special(*values: Any, at_kink: bool = False, **params: Any) -> Case:
+    """A sample at chosen values (``special([0., 2., 0.], axis=0)``)."""
+    arrays = tuple(np.asarray(v, dtype=np.float64) for v in values)
+    return Case(tuple(a.shape for a in arrays), params, arrays, at_kink)
+
+
+UNARY_CASES = (Case(((),)), Case(((3,),)), Case(((2, 3),)))
+BINARY_CASES = (
+    Case(((2, 3), (2, 3))),
+    Case(((2, 3), (3,))),
+    Case(((1, 3), (2, 1))),
+    Case(((), (2, 3))),
+    Case(((3,), ())),
+)
+
+
+@dataclass(frozen=True, slots=True)  # slots: an op's facts are read on every application
 class Op:
-    """One primitive: forward, VJP, shape rule, grad_fn name, test domain."""
+    """One primitive and every fact about it (see the module docstring)."""
 
     name: str
     grad_fn: str | Callable[[Node], str]
     forward: Callable[..., Any]
     vjp: Callable[..., tuple] | None  # None: not differentiable (outputs never require grad)
-    shape: Callable[..., Shape]
+    shape_rule: Callable[..., Shape]
+    saves: Saves = INPUTS
+    explain: str = ""  # the rule in words, for --explain (required when differentiable)
     arity: int = 1  # number of tensor operands; -1 means a variable number
-    saves: bool = True  # the VJP reads saved inputs or output (so freeing them matters)
+    nondiff: tuple[int, ...] = ()  # operands that never get a gradient (where's condition)
+    # The public face.
+    family: str = CUSTOM
+    public: str | bool = True  # the agrad.* name (True: the op's name; False: internal)
+    aliases: tuple[str, ...] = ()  # more agrad.* (and Tensor method) names of it
+    method: str | bool = True  # a Tensor method of that name (True: the public name)
+    language: str | bool = False  # a language function (True: the public name)
+    doc: str = ""  # one line for `agrad functions` and the docstring
+    # Batching (None: the default for the shape rule; see `batching.DEFAULTS`), and whether
+    # the output can hold more elements than the largest input (then the element limit is
+    # checked first; None: only broadcasting does).
+    batch: Callable[..., Any] | None = None
+    grows: bool | None = None
+    # Parameters computed from the operands when the op is applied, as PyTorch saves extra
+    # outputs (max's indices): ``prepare(*operands, **params) -> params``.
+    prepare: Callable[..., dict] | None = None
+    # Generated tests: input domain, configurations, and samples at special values.
     domain: tuple[float, float] | tuple[tuple[float, float], ...] = (-2.0, 2.0)
     cases: tuple[Case, ...] = ()
+    special: tuple[Case, ...] = ()
     kink: bool = False  # has points of non-differentiability (tests avoid them)
     needs_mask: bool = False  # the VJP takes ``needs`` (which inputs want a gradient)
     mutates: bool = False  # the forward writes into its first input (indexed assignment)
-    reads_inputs: bool = True  # False: the VJP reads only the saved output (exp, tanh, ...)
-    reads_output: bool = False  # the VJP reads the output's values (exp: g * out)
     # The checker's complex step (f'(x) = Im f(x + ih)/h) runs the forward on complex arrays:
     # every differentiable op without kinks is holomorphic there, and `forward` serves unless
     # it is not (sigmoid's two-branch kernel, var's modulus): then this one does.
     complex_forward: Callable[..., Any] | None = None
-    # Whether a node must hold its inputs' values (else only their shapes, so the memory
-    # of intermediates is released as soon as nothing else needs it). Derived.
-    keeps_inputs: bool = field(init=False, default=True)
+    # Derived.
     node_class: type | None = field(init=False, default=None)  # set when grad_fn is fixed
+    read_inputs: tuple[int, ...] | None = field(init=False, default=None)  # saves.inputs
+    keeps_output: bool = field(init=False, default=False)  # saves.output
+    api_name: str | None = field(init=False, default=None)
+    method_name: str | None = field(init=False, default=None)
+    language_name: str | None = field(init=False, default=None)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "keeps_inputs", self.saves and self.reads_inputs)
+        if self.family not in FAMILIES:
+            raise ValueError(f"op {self.name}: unknown family {self.family!r}")
+        if self.vjp is not None and not self.explain:
+            raise ValueError(f"op {self.name}: a differentiable op needs its explain text")
         fixed = isinstance(self.grad_fn, str) and self.vjp is not None
-        object.__setattr__(self, "node_class", node_class(self.grad_fn) if fixed else None)
+        name = self.grad_fn if isinstance(self.grad_fn, str) else ""
+        derived: dict[str, Any] = {"node_class": node_class(name) if fixed else None}
+        api = self.name if self.public is True else self.public or None
+        derived["api_name"] = api
+        derived["method_name"] = api if self.method is True else self.method or None
+        derived["language_name"] = api if self.language is True else self.language or None
+        if self.batch is None:
+            derived["batch"] = batching.DEFAULTS.get(self.shape_rule)
+        if self.grows is None:
+            derived["grows"] = self.shape_rule is broadcast_shape
+        derived["read_inputs"], derived["keeps_output"] = self.saves.inputs, self.saves.output
+        if not self.cases:
+            derived["cases"] = {UNARY: UNARY_CASES, BINARY: BINARY_CASES}.get(self.family, ())
+        for key, value in derived.items():
+            object.__setattr__(self, key, value)
 
     @property
     def holomorphic(self) -> bool:
@@ -81,12 +181,17 @@ class Op:
     def domain_of(self, i: int) -> tuple[float, float]:
         """Input ``i``'s sampling range for generated tests."""
         if isinstance(self.domain[0], tuple):
-            return self.domain[i]  # type: ignore[return-value]
-        return self.domain  # type: ignore[return-value]
+            return self.domain[i]
+        return self.domain
+
+    def differentiable_inputs(self, n: int) -> list[int]:
+        """Which of ``n`` operands can receive a gradient."""
+        return [i for i in range(n) if i not in self.nondiff]
 
 
 TABLE: dict[str, Op] = {}
-# Arrays smaller than this are kept even when unneeded: a stand-in would cost more than it frees.
+# Arrays smaller than this are kept even when unneeded: a stand-in would cost more than it
+# frees. (Generated tests set it to 0, so every value an entry says it never reads is one.)
 SMALL = 4096
 
 
@@ -101,10 +206,16 @@ def register(*ops: Op) -> None:
 def apply(op: Op, *inputs: Any, **params: Any) -> Tensor:
     """Run ``op`` forward on tensors (or raw constants) and record a node if needed."""
     datas = [x.data if isinstance(x, Tensor) else x for x in inputs]
+    if LIMIT.elements is not None and op.grows:  # (the language sets a limit)
+        _check_limit(op, datas, params)
+    if op.prepare is not None:  # parameters found from the operands
+        params = op.prepare(*datas, **params)
     try:
         out = op.forward(*datas, **params)
     except (ValueError, IndexError, TypeError) as exc:
         raise _explain_failure(op, datas, params, exc) from None
+    except MemoryError:
+        raise limits.out_of_memory(op.name) from None
     if type(out) is not np.ndarray:
         out = np.asarray(out)
     if not STATE.enabled or op.vjp is None:
@@ -115,29 +226,46 @@ def apply(op: Op, *inputs: Any, **params: Any) -> Tensor:
             break
     else:
         return wrap(out)
-    if not op.keeps_inputs:  # tracked inputs are reached through next_: keep only shapes
-        inputs = tuple(
-            [
-                x if n is None or x.data.size < SMALL else ShapeOnly(x.data)
-                for x, n in zip(inputs, next_, strict=True)
-            ]
-        )
+    reads = op.read_inputs
+    if reads is not None:  # tracked inputs the VJP never reads: reached through next_
+        if reads:
+            inputs = _stand_ins(reads, inputs, next_)
+        else:
+            inputs = tuple(
+                [
+                    x if n is None or x.data.size < SMALL else ShapeOnly(x.data)
+                    for x, n in zip(inputs, next_, strict=True)
+                ]
+            )
         datas = [x.data if isinstance(x, (Tensor, ShapeOnly)) else x for x in inputs]
+    kept = ShapeOnly(out) if not op.keeps_output and out.size >= SMALL else out
     cls = op.node_class
     if cls is not None:
-        node = cls(op, inputs, datas, params, out, next_, WRITES[0])
+        node = cls(op, inputs, datas, params, kept, next_, WRITES[0])
     else:
-        node = named(Node(op, inputs, datas, params, out, next_, WRITES[0]))
+        node = named(Node(op, inputs, datas, params, kept, next_, WRITES[0]))
     return wrap(out, True, node)
+
+
+def _stand_ins(reads: tuple[int, ...], inputs: tuple, next_: tuple) -> tuple:
+    """The inputs a node keeps when its VJP reads some of them (``reads``): only the shapes
+    of the large tracked others."""
+    return tuple(
+        [
+            x if n is None or i in reads or x.data.size < SMALL else ShapeOnly(x.data)
+            for i, (x, n) in enumerate(zip(inputs, next_, strict=True))
+        ]
+    )
 
 
 class ShapeOnly:
     """What a node keeps of a value whose contents its VJP never reads: shape facts."""
 
-    __slots__ = ("shape", "ndim", "dtype")
+    __slots__ = ("shape", "ndim", "dtype", "size")
 
     def __init__(self, array: Any) -> None:
         self.shape, self.ndim, self.dtype = array.shape, array.ndim, array.dtype
+        self.size = array.size
 
     @property
     def data(self) -> ShapeOnly:
@@ -149,66 +277,40 @@ def raw(x: Any) -> np.ndarray:
     return x.data if isinstance(x, Tensor) else np.asarray(x)
 
 
+def _check_limit(op: Op, datas: list, params: dict) -> None:
+    if op.shape_rule is broadcast_shape:  # elementwise: grows only when shapes differ
+        shape = None
+        for d in datas:
+            if type(d) is np.ndarray:  # (a Python number broadcasts without growing)
+                if shape is None:
+                    shape = d.shape
+                elif d.shape != shape:
+                    break
+        else:
+            return
+    try:
+        shape = op.shape_rule(*[np.shape(d) for d in datas], **params)
+    except (AgradShapeError, AgradValueError) as err:
+        raise _named(op, err) from None
+    limits.check_shape(shape, op.name)
+
+
 def _explain_failure(op: Op, datas: list, params: dict, exc: Exception) -> Exception:
     shapes = [np.shape(d) for d in datas]
     try:
-        op.shape(*shapes, **params)
-    except (AgradShapeError, AgradValueError) as err:
-        return err
+        op.shape_rule(*shapes, **params)
+    except (AgradShapeError, AgradValueError, AgradLimitError) as err:
+        return _named(op, err)
     return AgradValueError(f"{op.name}: {exc} (operand shapes {_fmt_shapes(shapes)})")
+
+
+def _named(op: Op, err: Exception) -> Exception:
+    """A shape rule's error, its message starting with the op's name."""
+    text = str(err)
+    if text.startswith(f"{op.name}:") or text.startswith(f"{op.name}("):
+        return err
+    return type(err)(f"{op.name}: {text}")
 
 
 def _fmt_shapes(shapes: list) -> str:
     return ", ".join(str(tuple(s)) for s in shapes)
-
-
-# ---- shape rules shared by many entries -------------------------------------------------
-
-
-def same_shape(shape: Shape, **_: Any) -> Shape:
-    return tuple(shape)
-
-
-def broadcast_shape(*shapes: Shape, **_: Any) -> Shape:
-    try:
-        return tuple(np.broadcast_shapes(*shapes))
-    except ValueError:
-        text = " and ".join(str(tuple(s)) for s in shapes)
-        raise AgradShapeError(
-            f"shapes {text} cannot be broadcast together: trailing dimensions must be "
-            "equal or 1 (reshape or transpose an operand)"
-        ) from None
-
-
-def normalize_axis(axis: int, ndim: int, op: str = "") -> int:
-    """A non-negative axis, or an error naming the op and the valid range."""
-    if not -ndim <= axis < max(ndim, 1):
-        raise AgradShapeError(
-            f"{op}: axis {axis} is out of range for a tensor with {ndim} dimension(s) "
-            f"(valid: {-ndim}..{ndim - 1})"
-        )
-    return axis % ndim if ndim else 0
-
-
-def reduced_shape(shape: Shape, axis: Any = None, keepdims: bool = False, op: str = "") -> Shape:
-    if axis is None:
-        axes = set(range(len(shape)))
-    else:
-        axes = {normalize_axis(a, len(shape), op) for a in _as_tuple(axis)}
-    if keepdims:
-        return tuple(1 if i in axes else n for i, n in enumerate(shape))
-    return tuple(n for i, n in enumerate(shape) if i not in axes)
-
-
-def kept_shape(shape: Shape, axis: Any) -> Shape:
-    """``shape`` with the reduced axes kept as size 1 (to re-expand a reduction's grad)."""
-    return reduced_shape(shape, axis, keepdims=True)
-
-
-def _as_tuple(axis: Any) -> tuple:
-    return tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
-
-
-def batch_of(g: Any, out_ndim: int) -> Shape:
-    """Leading batch dimensions a cotangent carries beyond the op's output (jacobian rows)."""
-    return tuple(g.shape[: g.ndim - out_ndim])

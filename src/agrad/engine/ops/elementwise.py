@@ -9,7 +9,23 @@ from __future__ import annotations
 import numpy as np
 
 from .. import kernels
-from .core import Case, Op, broadcast_shape, raw, register, same_shape
+from ..kernels import Array
+from .core import (
+    BINARY,
+    BINARY_CASES,
+    INPUTS_AND_OUTPUT,
+    NOTHING,
+    OUTPUT,
+    UNARY,
+    Case,
+    Op,
+    Saves,
+    broadcast_shape,
+    raw,
+    register,
+    same_shape,
+    special,
+)
 
 # ---- unary ------------------------------------------------------------------------------
 
@@ -42,7 +58,7 @@ def _abs_vjp(ns, g, out, x, **_):
     return (g * ns.sign(x),)
 
 
-def _sign_vjp(ns, g, out, x, **_):
+def _zero_vjp(ns, g, out, x, **_):
     return (g * 0.0,)
 
 
@@ -87,7 +103,7 @@ def _sigmoid_vjp(ns, g, out, x, **_):
 
 
 def _relu_vjp(ns, g, out, x, **_):
-    return (g * (x > 0),)  # PyTorch: zero gradient at 0
+    return (g * (raw(out) > 0),)  # from the output, as PyTorch (zero gradient at 0)
 
 
 def _softplus_vjp(ns, g, out, x, beta=1.0, threshold=20.0):
@@ -103,21 +119,21 @@ def _identity_vjp(ns, g, out, x, **_):
     return (g,)
 
 
-def _clip_vjp(ns, g, out, x, lo=None, hi=None):
-    # PyTorch's clamp passes the gradient where lo <= x <= hi (boundaries included).
-    keep = np.ones(np.shape(x), dtype=bool)
+def _clip_vjp(ns, g, out, x, min=None, max=None):  # noqa: A002 - NumPy's and the language's
+    # PyTorch's clamp passes the gradient where min <= x <= max (boundaries included).
     data = raw(x)
-    if lo is not None:
-        keep &= data >= lo
-    if hi is not None:
-        keep &= data <= hi
+    keep = np.ones(data.shape, dtype=bool)
+    if min is not None:
+        keep &= data >= min
+    if max is not None:
+        keep &= data <= max
     return (g * keep,)
 
 
-def _clip_forward(x, lo=None, hi=None):
-    if lo is None and hi is None:
+def _clip_forward(x: Array, min: float | None = None, max: float | None = None) -> Array:  # noqa: A002
+    if min is None and max is None:
         return np.array(x, copy=True)
-    return np.clip(x, lo, hi)
+    return np.clip(x, min, max)
 
 
 def _pow_scalar_vjp(ns, g, out, x, exponent):
@@ -148,54 +164,78 @@ def _rsub_forward(x, other):
     return np.subtract(other, x)
 
 
-def _relu(x):
+def _relu(x: Array) -> Array:
     return np.maximum(x, 0.0).astype(np.result_type(x), copy=False)
 
 
-UNARY_CASES = (Case(((),)), Case(((3,),)), Case(((2, 3),)))
+def unary(name: str, grad_fn: str, forward, vjp, explain: str, **facts) -> Op:
+    """An entry of the unary family: ``agrad.name(x)``, ``x.name()``, ``name(x)``."""
+    return Op(name, grad_fn, forward, vjp, same_shape, explain=explain, family=UNARY,
+              language=facts.pop("language", True), **facts)  # fmt: skip
+
 
 register(
-    Op("neg", "NegBackward0", np.negative, _neg_vjp, same_shape, saves=False),
-    Op("exp", "ExpBackward0", np.exp, _exp_vjp, same_shape, reads_inputs=False, reads_output=True),
-    Op("log", "LogBackward0", np.log, _log_vjp, same_shape, domain=(0.2, 3.0)),
-    Op("log1p", "Log1PBackward0", np.log1p, _log1p_vjp, same_shape, domain=(-0.5, 2.0)),
-    Op("expm1", "Expm1Backward0", np.expm1, _expm1_vjp, same_shape, reads_inputs=False,
-       reads_output=True),
-    Op("sqrt", "SqrtBackward0", np.sqrt, _sqrt_vjp, same_shape, reads_inputs=False,
-       domain=(0.2, 3.0), reads_output=True),
-    Op("abs", "AbsBackward0", np.abs, _abs_vjp, same_shape, kink=True),
-    Op("sign", "SignBackward0", np.sign, _sign_vjp, same_shape, saves=False, kink=True),
-    Op("sin", "SinBackward0", np.sin, _sin_vjp, same_shape),
-    Op("cos", "CosBackward0", np.cos, _cos_vjp, same_shape),
-    Op("tan", "TanBackward0", np.tan, _tan_vjp, same_shape, reads_inputs=False,
-       domain=(-1.2, 1.2), reads_output=True),
-    Op("arcsin", "AsinBackward0", np.arcsin, _arcsin_vjp, same_shape, domain=(-0.9, 0.9)),
-    Op("arccos", "AcosBackward0", np.arccos, _arccos_vjp, same_shape, domain=(-0.9, 0.9)),
-    Op("arctan", "AtanBackward0", np.arctan, _arctan_vjp, same_shape),
-    Op("sinh", "SinhBackward0", np.sinh, _sinh_vjp, same_shape),
-    Op("cosh", "CoshBackward0", np.cosh, _cosh_vjp, same_shape),
-    Op("tanh", "TanhBackward0", np.tanh, _tanh_vjp, same_shape, reads_inputs=False,
-       reads_output=True),
-    Op("sigmoid", "SigmoidBackward0", kernels.sigmoid, _sigmoid_vjp, same_shape,
-       reads_inputs=False, reads_output=True, complex_forward=kernels.sigmoid_complex),
-    Op("relu", "ReluBackward0", _relu, _relu_vjp, same_shape, kink=True),
-    Op("softplus", "SoftplusBackward0", kernels.softplus, _softplus_vjp, same_shape,
+    unary("neg", "NegBackward0", np.negative, _neg_vjp, "d(-a)/da = -1", saves=NOTHING,
+          aliases=("negative",), language=False),
+    unary("exp", "ExpBackward0", np.exp, _exp_vjp, "d exp(a)/da = exp(a)", saves=OUTPUT),
+    unary("log", "LogBackward0", np.log, _log_vjp, "d log(a)/da = 1/a", domain=(0.2, 3.0)),
+    unary("log1p", "Log1PBackward0", np.log1p, _log1p_vjp, "d log(1+a)/da = 1/(1+a)",
+          domain=(-0.5, 2.0)),
+    unary("expm1", "Expm1Backward0", np.expm1, _expm1_vjp, "d (exp(a)-1)/da = exp(a)",
+          saves=OUTPUT),
+    unary("sqrt", "SqrtBackward0", np.sqrt, _sqrt_vjp, "d sqrt(a)/da = 1/(2·sqrt(a))",
+          saves=OUTPUT, domain=(0.2, 3.0)),
+    unary("abs", "AbsBackward0", np.abs, _abs_vjp, "d |a|/da = sign(a)", kink=True,
+          special=(special([-1.0, 0.0, 2.0], at_kink=True),)),
+    unary("sign", "SignBackward0", np.sign, _zero_vjp, "d sign(a)/da = 0", saves=NOTHING,
+          kink=True),
+    unary("floor", "FloorBackward0", np.floor, _zero_vjp, "d floor(a)/da = 0 (a step function)",
+          saves=NOTHING, kink=True, special=(special([-1.5, 0.0, 2.0], at_kink=True),)),
+    unary("sin", "SinBackward0", np.sin, _sin_vjp, "d sin(a)/da = cos(a)"),
+    unary("cos", "CosBackward0", np.cos, _cos_vjp, "d cos(a)/da = -sin(a)"),
+    unary("tan", "TanBackward0", np.tan, _tan_vjp, "d tan(a)/da = 1 + tan²(a)", saves=OUTPUT,
+          domain=(-1.2, 1.2)),
+    unary("arcsin", "AsinBackward0", np.arcsin, _arcsin_vjp, "d arcsin(a)/da = 1/sqrt(1-a²)",
+          domain=(-0.9, 0.9), aliases=("asin",)),
+    unary("arccos", "AcosBackward0", np.arccos, _arccos_vjp, "d arccos(a)/da = -1/sqrt(1-a²)",
+          domain=(-0.9, 0.9), aliases=("acos",)),
+    unary("arctan", "AtanBackward0", np.arctan, _arctan_vjp, "d arctan(a)/da = 1/(1+a²)",
+          aliases=("atan",)),
+    unary("sinh", "SinhBackward0", np.sinh, _sinh_vjp, "d sinh(a)/da = cosh(a)"),
+    unary("cosh", "CoshBackward0", np.cosh, _cosh_vjp, "d cosh(a)/da = sinh(a)"),
+    unary("tanh", "TanhBackward0", np.tanh, _tanh_vjp, "d tanh(a)/da = 1 - tanh²(a)",
+          saves=OUTPUT),
+    unary("sigmoid", "SigmoidBackward0", kernels.sigmoid, _sigmoid_vjp,
+          "d σ(a)/da = σ(a)·(1-σ(a))", saves=OUTPUT, complex_forward=kernels.sigmoid_complex),
+    unary("relu", "ReluBackward0", _relu, _relu_vjp, "d relu(a)/da = 1 where a > 0, else 0",
+          saves=OUTPUT, kink=True, special=(special([-1.0, 0.0, 2.0], at_kink=True),)),
+    unary("reciprocal", "ReciprocalBackward0", np.reciprocal, _reciprocal_vjp,
+          "d(1/a)/da = -1/a²", saves=OUTPUT, domain=(0.5, 2.0)),
+    unary("clone", "CloneBackward0", np.copy, _identity_vjp, "d a/da = 1", saves=NOTHING,
+          language=False),
+    unary("softplus", "SoftplusBackward0", kernels.softplus, _softplus_vjp,
+       "d softplus(a)/da = σ(β·a)", doc="log(1 + exp(beta*x))/beta, linear above threshold",
        complex_forward=kernels.softplus_complex,
-       cases=UNARY_CASES + (Case(((2, 3),), {"beta": 2.0, "threshold": 3.0}),)),
-    Op("reciprocal", "ReciprocalBackward0", np.reciprocal, _reciprocal_vjp, same_shape,
-       reads_inputs=False, domain=(0.5, 2.0), reads_output=True),
-    Op("clone", "CloneBackward0", np.copy, _identity_vjp, same_shape, saves=False),
-    Op("clip", "ClampBackward1", _clip_forward, _clip_vjp, same_shape, kink=True,
-       cases=(Case(((2, 3),), {"lo": -0.5, "hi": 0.5}), Case(((3,),), {"lo": -0.5}),
-              Case(((3,),), {"hi": 0.5}))),
+       cases=(Case(((),)), Case(((3,),)), Case(((2, 3),)),
+              Case(((2, 3),), {"beta": 2.0, "threshold": 3.0}))),
+    Op("clip", "ClampBackward1", _clip_forward, _clip_vjp, same_shape,
+       explain="d clip(a)/da = 1 inside [min, max], else 0", kink=True, aliases=("clamp",),
+       language=True, doc="x limited to [min, max]",
+       cases=(Case(((2, 3),), {"min": -0.5, "max": 0.5}), Case(((3,),), {"min": -0.5}),
+              Case(((3,),), {"max": 0.5})),
+       special=(special([-0.5, 0.5, 0.2], min=-0.5, max=0.5, at_kink=True),)),
     Op("pow_scalar", "PowBackward0", _pow_scalar_forward, _pow_scalar_vjp, same_shape,
-       domain=(0.5, 2.0),
+       explain="d(a**p)/da = p·a**(p-1)", public="pow", domain=(0.5, 2.0),
        cases=tuple(Case(((2, 3),), {"exponent": p}) for p in (2.0, 3.0, 0.5, -1.0, -2.5, 0.0))
-       + (Case(((),), {"exponent": 2.0}),)),
-    Op("rpow", "PowBackward2", _rpow_forward, _rpow_vjp, same_shape, reads_inputs=False,
-       cases=(Case(((2, 3),), {"base": 2.0}), Case(((),), {"base": 0.5})), reads_output=True),
-    Op("rsub", "RsubBackward1", _rsub_forward, _rsub_vjp, same_shape,
-       saves=False, cases=(Case(((2, 3),), {"other": 1.0}),)),
+       + (Case(((),), {"exponent": 2.0}),),
+       special=(special([0.0, 1.0, -2.0], exponent=2.0), special([0.0, 1.0], exponent=0.0),
+                special([0.0, -1.0], exponent=1.0))),
+    Op("rpow", "PowBackward2", _rpow_forward, _rpow_vjp, same_shape,
+       explain="d(c**a)/da = c**a·log(c)", saves=INPUTS_AND_OUTPUT, public="pow",
+       cases=(Case(((2, 3),), {"base": 2.0}), Case(((),), {"base": 0.5})),
+       special=(special([-1.0, 0.5, 2.0], base=0.0, at_kink=True),)),
+    Op("rsub", "RsubBackward1", _rsub_forward, _rsub_vjp, same_shape, explain="d(c-a)/da = -1",
+       saves=NOTHING, method=False, cases=(Case(((2, 3),), {"other": 1.0}),)),
 )  # fmt: skip
 
 # ---- binary, with broadcasting ----------------------------------------------------------
@@ -214,14 +254,15 @@ def _mul_vjp(ns, g, out, a, b, **_):
 
 
 def _div_vjp(ns, g, out, a, b, **_):
-    gb = g / b
-    return gb, -gb * out
+    ga = g / b
+    return ga, -ga * a / b  # from the inputs, as PyTorch saves them (not the output)
 
 
 def _pow_vjp(ns, g, out, a, b, **_):
-    # PyTorch masks the exponent's gradient where base == 0 and exponent >= 0.
-    ga = g * (b * a ** (b - 1.0))
+    # As PyTorch: 0**0 has a zero gradient for the base (not 0·0**-1 = nan), and where
+    # base == 0 and exponent >= 0 the exponent gets none either.
     base_zero = raw(a) == 0
+    ga = g * (b * ns.where(base_zero & (raw(b) == 0), 1.0, a) ** (b - 1.0))
     log_a = ns.where(base_zero & (raw(b) >= 0), 0.0, ns.log(ns.where(base_zero, 1.0, a)))
     return ga, g * out * log_a
 
@@ -249,50 +290,57 @@ def _where_vjp(ns, g, out, cond, a, b, **_):
     return None, ns.where(c, g, 0.0), ns.where(c, 0.0, g)
 
 
-def _where_forward(cond, a, b):
+def _where_forward(cond: Array, a: Array, b: Array) -> Array:
     return np.where(np.asarray(cond).astype(bool, copy=False), a, b)
 
 
-BINARY_CASES = (
-    Case(((2, 3), (2, 3))),
-    Case(((2, 3), (3,))),
-    Case(((1, 3), (2, 1))),
-    Case(((), (2, 3))),
-    Case(((3,), ())),
-)
-NONZERO = (-2.0, 2.0), (0.5, 2.0)
+def binary(name: str, grad_fn: str, forward, vjp, explain: str, **facts) -> Op:
+    """An entry of the binary family (broadcasting): ``agrad.name(a, b)``, ``a.name(b)``."""
+    return Op(name, grad_fn, forward, vjp, broadcast_shape, explain=explain, arity=2,
+              family=BINARY, **facts)  # fmt: skip
+
+
+TIES = (special([1.0, 2.0, -1.0], [1.0, 0.5, -1.0], at_kink=True),)
 
 register(
-    Op("add", "AddBackward0", np.add, _add_vjp, broadcast_shape, arity=2, saves=False,
-       cases=BINARY_CASES),
-    Op("sub", "SubBackward0", np.subtract, _sub_vjp, broadcast_shape, arity=2, saves=False,
-       cases=BINARY_CASES),
-    Op("mul", "MulBackward0", np.multiply, _mul_vjp, broadcast_shape, arity=2,
-       cases=BINARY_CASES),
-    Op("div", "DivBackward0", np.true_divide, _div_vjp, broadcast_shape, arity=2,
-       domain=NONZERO, cases=BINARY_CASES, reads_output=True),
+    Op("add", "AddBackward0", np.add, _add_vjp, broadcast_shape, arity=2, saves=NOTHING,
+       explain="d(a+b)/da = 1, d(a+b)/db = 1", cases=BINARY_CASES),
+    Op("sub", "SubBackward0", np.subtract, _sub_vjp, broadcast_shape, arity=2, saves=NOTHING,
+       explain="d(a-b)/da = 1, d(a-b)/db = -1", cases=BINARY_CASES),
+    binary("mul", "MulBackward0", np.multiply, _mul_vjp, "d(a*b)/da = b, d(a*b)/db = a"),
+    binary("div", "DivBackward0", np.true_divide, _div_vjp, "d(a/b)/da = 1/b, d(a/b)/db = -a/b²",
+           domain=((-2.0, 2.0), (0.5, 2.0))),
     Op("pow", "PowBackward1", np.power, _pow_vjp, broadcast_shape, arity=2,
-       domain=((0.5, 2.0), (-2.0, 2.0)), cases=BINARY_CASES, reads_output=True),
-    Op("maximum", "MaximumBackward0", np.maximum, _maximum_vjp, broadcast_shape, arity=2,
-       kink=True, cases=BINARY_CASES),
-    Op("minimum", "MinimumBackward0", np.minimum, _minimum_vjp, broadcast_shape, arity=2,
-       kink=True, cases=BINARY_CASES),
+       explain="d(a**b)/da = b·a**(b-1), d(a**b)/db = a**b·log(a)", saves=INPUTS_AND_OUTPUT,
+       domain=((0.5, 2.0), (-2.0, 2.0)), cases=BINARY_CASES,
+       special=(special([0.0, 0.0, 0.0, 2.0], [0.0, 1.0, 2.0, 0.0], at_kink=True),)),
+    binary("maximum", "MaximumBackward0", np.maximum, _maximum_vjp,
+           "d max(a,b)/da = 1 where a > b (½ on ties)", kink=True, special=TIES,
+           language=True, doc="elementwise maximum (the gradient is shared at ties)"),
+    binary("minimum", "MinimumBackward0", np.minimum, _minimum_vjp,
+           "d min(a,b)/da = 1 where a < b (½ on ties)", kink=True, special=TIES,
+           language=True, doc="elementwise minimum (the gradient is shared at ties)"),
     Op("where", "WhereBackward0", _where_forward, _where_vjp, broadcast_shape, arity=3,
+       explain="d where(c,a,b)/da = c, /db = 1-c", saves=Saves(inputs=(0,)), nondiff=(0,),
+       method=False, language=True, doc="a where cond is nonzero, else b",
        domain=((-1.0, 1.0), (-2.0, 2.0), (-2.0, 2.0)),
        cases=(Case(((2, 3), (2, 3), (2, 3))), Case(((2, 3), (3,), ())))),
 )  # fmt: skip
 
-# ---- comparisons: not differentiable, boolean results -----------------------------------
+# ---- comparisons and logic: not differentiable, boolean results -------------------------
 
 COMPARISONS = {
-    "lt": np.less, "le": np.less_equal, "gt": np.greater,
-    "ge": np.greater_equal, "eq": np.equal, "ne": np.not_equal,
-    "logical_and": np.logical_and, "logical_or": np.logical_or, "logical_xor": np.logical_xor,
+    "lt": (np.less, "less"), "le": (np.less_equal, "less_equal"),
+    "gt": (np.greater, "greater"), "ge": (np.greater_equal, "greater_equal"),
+    "eq": (np.equal, None), "ne": (np.not_equal, "not_equal"),
 }  # fmt: skip
+LOGIC = {"logical_and": np.logical_and, "logical_or": np.logical_or,
+         "logical_xor": np.logical_xor}  # fmt: skip
 
 register(
-    *(
-        Op(name, "", fn, None, broadcast_shape, arity=2, saves=False, cases=BINARY_CASES)
-        for name, fn in COMPARISONS.items()
-    )
-)
+    *(binary(name, "", fn, None, "", saves=NOTHING, aliases=(alias,) if alias else ())
+      for name, (fn, alias) in COMPARISONS.items()),
+    *(binary(name, "", fn, None, "", saves=NOTHING, method=False) for name, fn in LOGIC.items()),
+    Op("logical_not", "", np.logical_not, None, same_shape, saves=NOTHING, family=UNARY,
+       method=False),
+)  # fmt: skip

@@ -12,9 +12,27 @@ import math
 import numpy as np
 
 from ...errors import AgradValueError
-from .. import kernels
+from .. import batching, kernels
+from ..kernels import Array, Axis
 from ..tensor import Tensor
-from .core import Case, Op, batch_of, kept_shape, normalize_axis, raw, reduced_shape, register
+from .core import (
+    ALONG_AXIS,
+    INPUTS_AND_OUTPUT,
+    NOTHING,
+    OUTPUT,
+    REDUCTION,
+    Case,
+    Op,
+    along_axis_shape,
+    batch_of,
+    kept_shape,
+    normalize_axis,
+    raw,
+    reduce_shape,
+    reduced_shape,
+    register,
+    special,
+)
 
 
 def _expand(ns, g, x, axis, out_ndim):
@@ -27,10 +45,6 @@ def _kept(t, x, axis):
     return t.reshape(kept_shape(x.shape, axis))
 
 
-def _reduce_shape(shape, axis=None, keepdims=False, **_):
-    return reduced_shape(shape, axis, keepdims, "reduction")
-
-
 def _axis_name(plain, with_axis):
     def name(node):
         return plain if node.params.get("axis") is None else with_axis
@@ -38,15 +52,11 @@ def _axis_name(plain, with_axis):
     return name
 
 
-def _sum_forward(x, axis=None, keepdims=False):
-    return np.sum(x, axis=axis, keepdims=keepdims)
-
-
 def _sum_vjp(ns, g, out, x, axis=None, keepdims=False):
     return (_expand(ns, g, x, axis, out.ndim),)
 
 
-def _mean_forward(x, axis=None, keepdims=False):
+def _mean_forward(x: Array, axis: Axis = None, keepdims: bool = False) -> Array:
     return np.mean(x, axis=axis, keepdims=keepdims)
 
 
@@ -55,11 +65,11 @@ def _mean_vjp(ns, g, out, x, axis=None, keepdims=False):
     return (_expand(ns, g, x, axis, out.ndim) / float(count),)
 
 
-def _var_forward(x, axis=None, keepdims=False, correction=1):
+def _var_forward(x: Array, axis: Axis = None, keepdims: bool = False, correction: int = 1):
     return np.var(x, axis=axis, keepdims=keepdims, ddof=correction)
 
 
-def _std_forward(x, axis=None, keepdims=False, correction=1):
+def _std_forward(x: Array, axis: Axis = None, keepdims: bool = False, correction: int = 1):
     return np.std(x, axis=axis, keepdims=keepdims, ddof=correction)
 
 
@@ -94,24 +104,15 @@ def _std_vjp(ns, g, out, x, axis=None, keepdims=False, correction=1):
     return (_expand(ns, g, x, axis, out.ndim) * ns.where(zero, 0.0, centered / denominator),)
 
 
-def _cumsum_forward(x, axis=0):
-    return np.cumsum(x, axis=axis)
-
-
 def _cumsum_vjp(ns, g, out, x, axis=0):
     # d/dx_j of sum_i g_i * cumsum(x)_i = sum of g_i for i >= j: a reversed cumsum of g.
-    ax = normalize_axis(axis, x.ndim, "cumsum") - x.ndim
+    return (_reverse_cumsum(ns, g, normalize_axis(axis, x.ndim, "cumsum") - x.ndim),)
+
+
+def _reverse_cumsum(ns, t, ax):
+    """Sums from each position to the end of axis ``ax`` (counted from the end)."""
     flip = (Ellipsis, slice(None, None, -1)) + (slice(None),) * (-ax - 1)
-    return (ns.cumsum(g[flip], axis=ax)[flip],)
-
-
-def _cumsum_shape(shape, axis=0):
-    normalize_axis(axis, len(shape), "cumsum")
-    return tuple(shape)
-
-
-def _prod_forward(x, axis=None, keepdims=False):
-    return np.prod(x, axis=axis, keepdims=keepdims)
+    return ns.cumsum(t[flip], axis=ax)[flip]
 
 
 def _prod_vjp(ns, g, out, x, axis=None, keepdims=False):
@@ -130,25 +131,26 @@ def _prod_vjp(ns, g, out, x, axis=None, keepdims=False):
 
 
 def _products_of_others(ns, x, axis):
-    """prod of every other element, as a differentiable expression that stays right at
-    zeros (so second derivatives are too): row j of an n x n matrix holds x with x_j
-    replaced by 1. Quadratic in n, so used only for a recorded graph at a point with zeros."""
-    if axis is not None or math.prod(x.shape) > 4096:
+    """prod of every other element of each reduced group, as a differentiable expression
+    that stays right at zeros (so second derivatives are too): the reduced axes moved
+    last and flattened to n, then an n x n block per group holds x with x_j replaced by 1.
+    Quadratic in n, so used only for a recorded graph at a point with zeros."""
+    nd = x.ndim
+    given = axis if isinstance(axis, tuple) else (axis,)
+    axes = tuple(range(nd)) if axis is None else tuple(normalize_axis(a, nd) for a in given)
+    kept = tuple(i for i in range(nd) if i not in axes)
+    n = math.prod(x.shape[i] for i in axes)
+    if n > 4096:
         raise AgradValueError(
-            "prod: second derivatives at an input that contains zeros are supported for a "
-            "product over all elements (up to 4,096 of them)"
+            "prod: second derivatives at an input that contains zeros are supported for "
+            "products of up to 4,096 elements"
         )
-    n = math.prod(x.shape)
-    rows = ns.where(np.eye(n, dtype=bool), 1.0, x.reshape((1, n)))
-    return ns.prod(rows, axis=-1).reshape(tuple(x.shape))
-
-
-def _amax_forward(x, axis=None, keepdims=False):
-    return np.amax(x, axis=axis, keepdims=keepdims)
-
-
-def _amin_forward(x, axis=None, keepdims=False):
-    return np.amin(x, axis=axis, keepdims=keepdims)
+    order = kept + axes
+    lead = tuple(x.shape[i] for i in kept)
+    flat = ns.permute(x, order).reshape(lead + (1, n))
+    others = ns.prod(ns.where(np.eye(n, dtype=bool), 1.0, flat), axis=-1)  # lead + (n,)
+    back = others.reshape(lead + tuple(x.shape[i] for i in axes))
+    return ns.permute(back, tuple(int(i) for i in np.argsort(order)))
 
 
 def _extreme_vjp(ns, g, out, x, axis=None, keepdims=False):
@@ -158,31 +160,32 @@ def _extreme_vjp(ns, g, out, x, axis=None, keepdims=False):
     return (_expand(ns, g, x, axis, out.ndim) * share,)
 
 
-def _argmax_forward(x, axis, keepdims=False):
+def _max_dim_forward(x, axis, keepdims=False, indices=None):
     return np.amax(x, axis=axis, keepdims=keepdims)
 
 
-def _argmin_forward(x, axis, keepdims=False):
+def _min_dim_forward(x, axis, keepdims=False, indices=None):
     return np.amin(x, axis=axis, keepdims=keepdims)
 
 
-def _first_hit(data, axis, pick):
-    # max(x, dim) returns indices; its gradient goes to that one index (the first).
-    idx = np.expand_dims(pick(data, axis=axis), axis)
-    return (
-        np.arange(data.shape[axis]).reshape(
-            [-1 if i == axis % data.ndim else 1 for i in range(data.ndim)]
-        )
-        == idx
-    )
+def _indices_of(pick):
+    """max(x, dim) returns where the maxima are; found once, when the op is applied, and
+    kept for the VJP (as PyTorch saves them), so the VJP never reads x's values."""
+
+    def prepare(x, axis, keepdims=False, indices=None):
+        if indices is None:
+            indices = pick(x, axis=axis, keepdims=keepdims)
+        return {"axis": axis, "keepdims": keepdims, "indices": indices}
+
+    return prepare
 
 
-def _argmax_vjp(ns, g, out, x, axis, keepdims=False):
-    return (_expand(ns, g, x, axis, out.ndim) * _first_hit(raw(x), axis, np.argmax),)
-
-
-def _argmin_vjp(ns, g, out, x, axis, keepdims=False):
-    return (_expand(ns, g, x, axis, out.ndim) * _first_hit(raw(x), axis, np.argmin),)
+def _at_index_vjp(ns, g, out, x, axis, keepdims=False, indices=None):
+    # The gradient goes to the one index max(x, dim) returned (the first of ties).
+    ax = normalize_axis(axis, x.ndim)
+    where = indices if keepdims else np.expand_dims(indices, ax)
+    hit = np.arange(x.shape[ax]).reshape([-1 if i == ax else 1 for i in range(x.ndim)]) == where
+    return (_expand(ns, g, x, axis, out.ndim) * hit,)
 
 
 def _logsumexp_vjp(ns, g, out, x, axis=None, keepdims=False):
@@ -199,12 +202,7 @@ def _log_softmax_vjp(ns, g, out, x, axis=-1):
     return (g - ns.exp(out) * ns.sum(g, axis=ax, keepdims=True),)
 
 
-def _softmax_shape(shape, axis=-1):
-    normalize_axis(axis, len(shape), "softmax")
-    return tuple(shape)
-
-
-def _norm_forward(x, ord=2.0, axis=None, keepdims=False):
+def _norm_forward(x: Array, ord: float = 2.0, axis: Axis = None, keepdims: bool = False):
     a = np.abs(x)
     if ord == 2:
         return np.sqrt(np.sum(x * x, axis=axis, keepdims=keepdims))
@@ -229,8 +227,25 @@ def _norm_vjp(ns, g, out, x, ord=2.0, axis=None, keepdims=False):
     return (gx * ns.sign(x) * ns.abs(x) ** (ord - 1.0) / safe ** (ord - 1.0),)
 
 
-def _norm_shape(shape, ord=2.0, axis=None, keepdims=False):
-    return reduced_shape(shape, axis, keepdims, "norm")
+def _nonnegative_order(shape, ord=2.0, axis=None, keepdims=False):
+    if not ord > 0:
+        raise AgradValueError(f"norm: ord must be positive (1, 2, inf, ...), got {ord}")
+    return reduce_shape(shape, axis, keepdims)
+
+
+def reduction(name, grad_fn, forward, vjp, explain, **facts) -> Op:
+    """An entry of the reduction family: ``agrad.name(x, dim, keepdim)`` (or ``axis``,
+    ``keepdims``), ``x.name(...)``, and ``name(x, axis, keepdims)`` in the language."""
+    return Op(name, grad_fn, forward, vjp, reduce_shape, explain=explain, family=REDUCTION,
+              language=facts.pop("language", True), cases=facts.pop("cases", REDUCE_CASES),
+              **facts)  # fmt: skip
+
+
+def along_axis(name, grad_fn, forward, vjp, explain, **facts) -> Op:
+    """An entry of the along-axis family (the shape is kept): ``agrad.name(x, dim)``,
+    ``x.name(dim)``, and ``name(x, axis)`` in the language, with the forward's default."""
+    return Op(name, grad_fn, forward, vjp, along_axis_shape, explain=explain,
+              family=ALONG_AXIS, language=True, **facts)  # fmt: skip
 
 
 REDUCE_CASES = (
@@ -243,40 +258,125 @@ REDUCE_CASES = (
     Case(((2, 3, 2),), {"axis": (0, 2)}),
 )
 AXIS_CASES = (Case(((2, 3),), {"axis": 0}), Case(((2, 3),), {"axis": 1, "keepdims": True}))
-SOFTMAX_CASES = (Case(((2, 3),), {"axis": 0}), Case(((2, 3),), {"axis": -1}), Case(((4,),)))
+SOFTMAX_CASES = (
+    Case(((2, 3),), {"axis": 0}), Case(((2, 3),), {"axis": -1}), Case(((4,),), {"axis": -1}),
+)  # fmt: skip
 NORM_CASES = REDUCE_CASES[:5] + tuple(
     Case(((2, 3),), {"ord": p, "axis": 1}) for p in (1.0, np.inf, 3.0)
 )
+ZEROS = (special([[0.0, 2.0, 3.0], [0.0, 0.0, 1.0]], axis=1), special([0.0, 2.0, -3.0]),
+         special([[1.0, 2.0], [3.0, 0.0]], axis=0, keepdims=True))  # fmt: skip
+TIED = (special([[1.0, 3.0, 3.0], [2.0, 2.0, 0.0]], at_kink=True),
+        special([[1.0, 3.0, 3.0], [2.0, 2.0, 0.0]], axis=1, at_kink=True))  # fmt: skip
+SPREAD = "over axis, divided by n - correction"
 
 register(
-    Op("sum", _axis_name("SumBackward0", "SumBackward1"), _sum_forward, _sum_vjp,
-       _reduce_shape, saves=False, cases=REDUCE_CASES),
+    reduction("sum", _axis_name("SumBackward0", "SumBackward1"), kernels.sum, _sum_vjp,
+              "d sum(a)/da = 1 for every element", saves=NOTHING),
     Op("mean", _axis_name("MeanBackward0", "MeanBackward1"), _mean_forward, _mean_vjp,
-       _reduce_shape, saves=False, cases=REDUCE_CASES),
-    Op("prod", _axis_name("ProdBackward0", "ProdBackward1"), _prod_forward, _prod_vjp,
-       _reduce_shape, cases=REDUCE_CASES, reads_output=True),
-    Op("amax", _axis_name("MaxBackward1", "AmaxBackward0"), _amax_forward, _extreme_vjp,
-       _reduce_shape, kink=True, cases=REDUCE_CASES, reads_output=True),
-    Op("amin", _axis_name("MinBackward1", "AminBackward0"), _amin_forward, _extreme_vjp,
-       _reduce_shape, kink=True, cases=REDUCE_CASES, reads_output=True),
-    Op("max_dim", "MaxBackward0", _argmax_forward, _argmax_vjp, _reduce_shape, kink=True,
-       cases=AXIS_CASES),
-    Op("min_dim", "MinBackward0", _argmin_forward, _argmin_vjp, _reduce_shape, kink=True,
-       cases=AXIS_CASES),
-    Op("var", "VarBackward0", _var_forward, _var_vjp, _reduce_shape, cases=REDUCE_CASES[:5],
-       complex_forward=_var_complex),
-    Op("std", "StdBackward0", _std_forward, _std_vjp, _reduce_shape, reads_output=True,
-       cases=REDUCE_CASES[:5], complex_forward=_std_complex),
-    Op("cumsum", "CumsumBackward0", _cumsum_forward, _cumsum_vjp, _cumsum_shape, saves=False,
-       cases=(Case(((2, 3),), {"axis": 0}), Case(((2, 3),), {"axis": -1}),
-              Case(((4,),), {"axis": 0}))),
-    Op("logsumexp", "LogsumexpBackward0", kernels.logsumexp, _logsumexp_vjp, _reduce_shape,
-       cases=REDUCE_CASES, reads_output=True),
-    Op("softmax", "SoftmaxBackward0", kernels.softmax, _softmax_vjp, _softmax_shape,
-       reads_inputs=False,
-       cases=SOFTMAX_CASES, reads_output=True),
-    Op("log_softmax", "LogSoftmaxBackward0", kernels.log_softmax, _log_softmax_vjp,
-       _softmax_shape, reads_inputs=False, cases=SOFTMAX_CASES, reads_output=True),
-    Op("norm", "LinalgVectorNormBackward0", _norm_forward, _norm_vjp, _norm_shape, kink=True,
-       cases=NORM_CASES, reads_output=True),
+       reduce_shape, explain="d mean(a)/da = 1/n for every element", saves=NOTHING,
+       language=True, doc="mean over axis (all axes by default)", cases=REDUCE_CASES),
+    reduction("prod", _axis_name("ProdBackward0", "ProdBackward1"), kernels.prod, _prod_vjp,
+              "d prod(a)/da_i = product of the other elements", saves=INPUTS_AND_OUTPUT,
+              special=ZEROS),
+    reduction("amax", _axis_name("MaxBackward1", "AmaxBackward0"), kernels.amax, _extreme_vjp,
+              "d max(a)/da = 1 at the maximum (shared among ties)", saves=INPUTS_AND_OUTPUT,
+              kink=True, language="max", special=TIED),
+    reduction("amin", _axis_name("MinBackward1", "AminBackward0"), kernels.amin, _extreme_vjp,
+              "d min(a)/da = 1 at the minimum (shared among ties)", saves=INPUTS_AND_OUTPUT,
+              kink=True, language="min", special=TIED),
+    Op("max_dim", "MaxBackward0", _max_dim_forward, _at_index_vjp, reduce_shape,
+       explain="d max(a, dim)/da = 1 at the index of the maximum", saves=NOTHING,
+       prepare=_indices_of(np.argmax), kink=True, public="max", cases=AXIS_CASES,
+       special=TIED[1:]),
+    Op("min_dim", "MinBackward0", _min_dim_forward, _at_index_vjp, reduce_shape,
+       explain="d min(a, dim)/da = 1 at the index of the minimum", saves=NOTHING,
+       prepare=_indices_of(np.argmin), kink=True, public="min", cases=AXIS_CASES,
+       special=TIED[1:]),
+    Op("var", "VarBackward0", _var_forward, _var_vjp, reduce_shape,
+       explain="d var(a)/da = 2(a - mean(a))/(n - correction)", language=True,
+       doc=f"variance {SPREAD}", cases=REDUCE_CASES[:5], complex_forward=_var_complex),
+    Op("std", "StdBackward0", _std_forward, _std_vjp, reduce_shape,
+       explain="d std(a)/da = (a - mean(a))/((n - correction)·std(a))",
+       saves=INPUTS_AND_OUTPUT, language=True, doc=f"standard deviation {SPREAD}",
+       cases=REDUCE_CASES[:5], complex_forward=_std_complex,
+       special=(special([1.0, 1.0, 1.0], at_kink=True),)),
+    along_axis("cumsum", "CumsumBackward0", kernels.cumsum, _cumsum_vjp,
+               "d cumsum(a)/da: each element gets the sum of the gradients at or after it",
+               saves=NOTHING, doc="cumulative sum along axis",
+               cases=(Case(((2, 3),), {"axis": 0}), Case(((2, 3),), {"axis": -1}),
+                      Case(((4,),), {"axis": 0}))),
+    reduction("logsumexp", "LogsumexpBackward0", kernels.logsumexp, _logsumexp_vjp,
+              "d logsumexp(a)/da = softmax(a)", saves=INPUTS_AND_OUTPUT),
+    along_axis("softmax", "SoftmaxBackward0", kernels.softmax, _softmax_vjp,
+               "d softmax(a)ᵀg/da = s·(g - Σ g·s)", saves=OUTPUT,
+               doc="exp(x) normalised to sum 1 along axis", cases=SOFTMAX_CASES),
+    along_axis("log_softmax", "LogSoftmaxBackward0", kernels.log_softmax, _log_softmax_vjp,
+               "d log_softmax(a)ᵀg/da = g - softmax(a)·Σ g", saves=OUTPUT,
+               doc="log of softmax along axis", cases=SOFTMAX_CASES),
+    Op("norm", "LinalgVectorNormBackward0", _norm_forward, _norm_vjp, _nonnegative_order,
+       explain="d ‖a‖/da = a/‖a‖ (2-norm)", saves=INPUTS_AND_OUTPUT, kink=True,
+       batch=batching.reduction, language=True,
+       doc="vector p-norm (ord 2 by default) over axis", cases=NORM_CASES,
+       special=(special([0.0, 0.0, 0.0], at_kink=True),)),
+)  # fmt: skip
+
+# ---- not differentiable: integer or boolean results ------------------------------------
+
+register(
+    *(reduction(name, "", fn, None, "", saves=NOTHING, language=False, cases=AXIS_CASES)
+      for name, fn in (("any", np.any), ("all", np.all), ("argmax", np.argmax),
+                       ("argmin", np.argmin))),
+)  # fmt: skip
+
+
+# ---- cumulative product: a zero-safe VJP ---------------------------------------------------
+
+
+def _cumprod_forward(x: Array, axis: int = 0) -> Array:
+    return np.cumprod(x, axis=axis)
+
+
+def _cumprod_vjp(ns, g, out, x, axis=0):
+    # d/dx_j of sum_i g_i y_i (y = cumprod x) = sum over i >= j of g_i prod_{k <= i, k != j}.
+    # Without zeros: a reversed cumsum of g*y, over x_j. With zeros (PyTorch's rule): that
+    # before a slice's first zero; at it, the same with the zero replaced by 1; after, 0.
+    ax = normalize_axis(axis, x.ndim, "cumprod") - x.ndim
+    zero = raw(x) == 0
+    if not zero.any():
+        return (_reverse_cumsum(ns, g * out, ax) / x,)
+    if isinstance(x, Tensor):  # recording a graph (create_graph): exact at zeros
+        return (_cumprod_grad_exact(ns, g, x, ax),)
+    seen = np.cumsum(zero, axis=ax)
+    before, first = seen == 0, zero & (seen == 1)
+    a = _reverse_cumsum(ns, g * out, ax) / ns.where(before, x, 1.0)
+    b = _reverse_cumsum(ns, g * ns.cumprod(ns.where(first, 1.0, x), axis=ax), ax)
+    return (ns.where(before, a, 0.0) + ns.where(first, b, 0.0),)
+
+
+def _cumprod_grad_exact(ns, g, x, ax):
+    """The same gradient as a differentiable expression that stays right at zeros (so
+    second derivatives are too): row j holds x with x_j replaced by 1, its cumprod summed
+    against g from j on. Quadratic in the axis length: for a recorded graph at zeros only."""
+    n, nd, nb = x.shape[ax], x.ndim, g.ndim - x.ndim
+    if n > 4096:
+        raise AgradValueError("cumprod: second derivatives at zeros are supported along an "
+                              "axis of up to 4,096 elements")  # fmt: skip
+    order = tuple(i for i in range(nd) if i != nd + ax) + (nd + ax,)  # the axis moved last
+    rows = ns.where(np.eye(n, dtype=bool), 1.0, ns.permute(x, order)[..., None, :])
+    later = np.triu(np.ones((n, n), dtype=bool))  # [j, i]: i >= j
+    g_order = tuple(range(nb)) + tuple(nb + i for i in order)
+    terms = ns.permute(g, g_order)[..., None, :] * ns.where(later, ns.cumprod(rows, axis=-1), 0.0)
+    return ns.permute(ns.sum(terms, axis=-1), tuple(int(i) for i in np.argsort(g_order)))
+
+
+register(
+    along_axis("cumprod", "CumprodBackward0", _cumprod_forward, _cumprod_vjp,
+               "d cumprod(a)_i/da_j = product of the a_k for k ≤ i, k ≠ j (when i ≥ j)",
+               saves=INPUTS_AND_OUTPUT, doc="cumulative product along axis",
+               cases=(Case(((2, 3),), {"axis": 0}), Case(((2, 3),), {"axis": -1}),
+                      Case(((4,),), {"axis": 0})),
+               special=(special([2.0, 0.0, 3.0, 0.0, 4.0], axis=0),
+                        special([[1.0, 0.0, 2.0], [0.0, 3.0, 0.0]], axis=1),
+                        special([[0.0, 2.0], [3.0, 0.0]], axis=0))),
 )  # fmt: skip

@@ -1,0 +1,99 @@
+"""Argument handling for the public functions: tensors from what users pass, PyTorch's
+and NumPy's names for axes (``dim``/``axis``, ``keepdim``/``keepdims``), shapes.
+
+Shared by `functions` (and the functions it generates from the op table) and `shaping`.
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import numpy as np
+
+from ..errors import AgradValueError
+from .dtypes import get_default_dtype, to_dtype
+from .ops.core import TABLE, apply
+from .tensor import Tensor, to_data, wrap
+
+SCALAR = (numbers.Number, np.generic)
+_PASS_THROUGH = (Tensor, *SCALAR)
+
+
+def as_tensor(value: Any, dtype: Any = None) -> Tensor:
+    """A Tensor from a tensor, array, number or nested list (floats get the default dtype)."""
+    if isinstance(value, Tensor):
+        return value if dtype is None else astype(value, dtype)
+    data = np.asarray(to_data(value))
+    if dtype is not None:
+        data = data.astype(to_dtype(dtype), copy=False)
+    elif (
+        data.dtype.kind == "f"
+        and data.dtype != get_default_dtype()
+        and not isinstance(value, np.ndarray)
+    ):
+        data = data.astype(get_default_dtype())
+    elif data.dtype.kind in "OUS":
+        raise AgradValueError(f"cannot make a tensor from {type(value).__name__} {value!r}")
+    return wrap(data)
+
+
+def astype(x: Any, dtype: Any) -> Tensor:
+    """``x`` cast to ``dtype``; integers and booleans carry no gradient (as in PyTorch)."""
+    x, dtype = first(x), to_dtype(dtype)
+    if x.dtype == dtype:
+        return x
+    if dtype.kind not in "fc":
+        return wrap(x.data.astype(dtype))
+    return apply(TABLE["astype"], x, dtype=dtype)
+
+
+def operand(x: Any) -> Any:
+    """Tensors pass through; Python/NumPy scalars stay raw (weak dtype, as PyTorch's)."""
+    if isinstance(x, _PASS_THROUGH):
+        return x
+    return as_tensor(x)
+
+
+def first(a: Any) -> Tensor:
+    """The leading operand, always a tensor."""
+    return a if isinstance(a, Tensor) else as_tensor(a)
+
+
+def pair(a: Any, b: Any) -> tuple[Tensor, Any]:
+    """Operands of a binary op, promoted as PyTorch does: a 0-d float tensor takes the
+    dtype of a dimensioned float operand (NumPy would widen to the 0-d one's dtype)."""
+    a, b = first(a), operand(b)
+    if isinstance(b, Tensor) and a.data.dtype != b.data.dtype:
+        if b.ndim == 0 and a.ndim and a.dtype.kind == b.dtype.kind == "f":
+            b = astype(b, a.dtype)
+        elif a.ndim == 0 and b.ndim and a.dtype.kind == b.dtype.kind == "f":
+            a = astype(a, b.dtype)
+    return a, b
+
+
+def axis_of(dim: Any, axis: Any) -> Any:
+    """PyTorch's ``dim`` or NumPy's ``axis``: an int, a tuple of ints, or None."""
+    value = axis if dim is None else dim
+    if isinstance(value, list):
+        value = tuple(value)
+    if isinstance(value, Tensor):
+        value = int(value.item())
+    if isinstance(value, float):
+        value = int(value)
+    return value
+
+
+def keep_of(keepdim: Any, keepdims: Any) -> bool:
+    """PyTorch's ``keepdim`` or NumPy's ``keepdims``."""
+    return bool(keepdims if keepdim is None else keepdim)
+
+
+def shape_of(args: tuple) -> tuple[int, ...]:
+    """A shape from ``f(2, 3)`` or ``f((2, 3))`` (or a list, array or tensor of sizes)."""
+    if len(args) == 1 and isinstance(args[0], (list, tuple, Tensor, np.ndarray)):
+        args = tuple(np.asarray(to_data(args[0])).reshape(-1).tolist())
+    try:
+        return tuple(int(n) for n in args)
+    except (TypeError, ValueError, OverflowError):
+        raise AgradValueError(f"a shape must be whole numbers, got {args!r}") from None

@@ -1,0 +1,372 @@
+"""The test side of the op table: one entry per op, for what the engine's entry cannot say
+about itself (PyTorch's OpInfo, for agrad).
+
+- ``torch``: the oracle, PyTorch's equivalent as ``(torch, *tensors, **params) -> tensor``
+  (None: ``torch.<op name>`` with the same arguments);
+- ``program``: a program of the language that reaches the op, and its ``--set`` values
+  (``agrad check`` runs it broken and unbroken), or ``not_in_language``: why none does;
+- ``api``, ``method``: Python expressions reaching it through ``agrad.*`` and a Tensor
+  method, for entries whose family does not say how (custom ones);
+- ``zero_gradient``: its VJP is 0 everywhere, so no mutation of it can change a result;
+- ``vjp_only``: used only inside VJP rules, never recorded by a forward program.
+
+Expressions and programs see ``x``, ``y`` (vectors of 4), ``p`` (positive), ``s`` (small),
+``m`` (a 2x4 matrix) and ``mask`` (a 0/1 vector); ``tests/test_op_faces.py`` runs them.
+Everything else about an op (its shapes, domain, special values, saved values, faces)
+is in its `Op` entry; `INFO` must have one entry per op of the table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from agrad.engine.ops import TABLE
+
+X = "[0.3, -1.2, 0.7, 1.6]"
+Y = "[1.1, 0.4, -0.8, 0.5]"
+POS = "[0.4, 1.3, 0.8, 2.1]"
+SMALL = "[0.3, -0.6, 0.45, -0.2]"
+A = "[[0.5, -1.0, 0.25, 0.8], [1.5, 0.2, -0.7, 0.1]]"
+VALUES = {"x": X, "y": Y, "p": POS, "s": SMALL, "m": A, "mask": "[1, 0, 0, 1]"}
+
+
+@dataclass(frozen=True)
+class Info:
+    torch: Callable[..., Any] | None = None
+    program: tuple[str, dict[str, str]] | None = None
+    not_in_language: str = ""
+    api: str = ""
+    method: str = ""
+    zero_gradient: bool = False
+    vjp_only: bool = False  # used only inside VJP rules: never recorded by a forward program
+
+
+def _unsqueeze(t, x, shape):
+    dim = next(i for i in range(len(shape)) if i >= x.ndim or shape[i] != x.shape[i])
+    return x.unsqueeze(dim)
+
+
+def _squeeze(t, x, shape):
+    dim = next(i for i in range(x.ndim) if i >= len(shape) or shape[i] != x.shape[i])
+    return x.squeeze(dim)
+
+
+def _prod(t, x, axis=None, keepdims=False):
+    if axis is None:
+        return x.prod()
+    for a in sorted(axis if isinstance(axis, tuple) else (axis,), reverse=True):
+        x = x.prod(dim=a, keepdim=keepdims)
+    return x
+
+
+def _torch_index(t, index):
+    return tuple(t.as_tensor(i) if isinstance(i, np.ndarray) else i for i in index)
+
+
+def _setitem(t, old, value, index, advanced):
+    y = old.clone()
+    y[_torch_index(t, index)] = value
+    return y
+
+
+def _index_backward(t, g, shape, index, advanced):
+    z = t.zeros(shape, dtype=g.dtype)
+    z[_torch_index(t, index)] = g
+    return z
+
+
+def _all_dims(x):
+    return tuple(range(x.ndim))
+
+
+def _reduce(name):
+    """PyTorch's reduction of that name, with NumPy's axis and keepdims."""
+
+    def fn(t, x, axis=None, keepdims=False):
+        if axis is None:
+            return getattr(t, name)(x)
+        return getattr(t, name)(x, dim=axis, keepdim=keepdims)
+
+    return fn
+
+
+def _cli(program: str, *names: str, **values: str) -> tuple[str, dict[str, str]]:
+    """A program and its --set values: ``_cli("sum(x * y)", "x", "y")`` takes the standard
+    values of x and y; ``_cli("sum(log(x))", x=POS)`` chooses them."""
+    return program, {**{n: VALUES[n] for n in names}, **values}
+
+
+def _sample(name: str) -> Info:
+    """An op of a generated family reached by its name, in a program of the language."""
+    return Info(program=_cli(f"sum({name}(x))", "x"))
+
+
+INFO: dict[str, Info] = {
+    "neg": Info(lambda t, x: -x, _cli("sum(-x * x)", "x")),
+    "exp": _sample("exp"),
+    "log": Info(program=_cli("sum(log(x))", x=POS)),
+    "log1p": Info(program=_cli("sum(log1p(x))", x=POS)),
+    "expm1": _sample("expm1"),
+    "sqrt": Info(program=_cli("sum(sqrt(x))", x=POS)),
+    "abs": _sample("abs"),
+    "sign": Info(program=_cli("sum(sign(x) * x)", "x"), zero_gradient=True),
+    "floor": Info(program=_cli("sum(floor(x) * x)", "x"), zero_gradient=True),
+    "sin": _sample("sin"),
+    "cos": _sample("cos"),
+    "tan": Info(program=_cli("sum(tan(x))", x=SMALL)),
+    "arcsin": Info(lambda t, x: t.asin(x), _cli("sum(arcsin(x))", x=SMALL)),
+    "arccos": Info(lambda t, x: t.acos(x), _cli("sum(arccos(x))", x=SMALL)),
+    "arctan": Info(lambda t, x: t.atan(x), _cli("sum(arctan(x))", "x")),
+    "sinh": _sample("sinh"),
+    "cosh": _sample("cosh"),
+    "tanh": _sample("tanh"),
+    "sigmoid": _sample("sigmoid"),
+    "relu": Info(program=_cli("sum(relu(x) * x)", "x")),
+    "reciprocal": Info(program=_cli("sum(reciprocal(x))", x=POS)),
+    "clone": Info(not_in_language="engine API only (Tensor.clone)"),
+    "softplus": Info(
+        lambda t, x, beta=1.0, threshold=20.0: t.nn.functional.softplus(x, beta, threshold),
+        _cli("sum(softplus(x))", "x"),
+        api="agrad.softplus(x, beta=2.0)",
+        method="x.softplus()",
+    ),
+    "clip": Info(
+        lambda t, x, min=None, max=None: t.clamp(x, min, max),
+        _cli("sum(clip(x, min=-1, max=1) ** 2)", "x"),
+        api="agrad.clamp(x, -1.0, 1.0)",
+        method="x.clip(max=1.0)",
+    ),
+    "pow_scalar": Info(
+        lambda t, x, exponent: x**exponent,
+        _cli("sum(x ** 3)", "x"),
+        api="agrad.pow(x, 3.0)",
+        method="x.pow(2)",
+    ),
+    "rpow": Info(
+        lambda t, x, base: base**x,
+        _cli("sum(2 ** x)", "x"),
+        api="agrad.pow(2.0, x)",
+        method="2.0 ** x",
+    ),
+    "rsub": Info(
+        lambda t, x, other: other - x,
+        _cli("sum((1 - x) * y)", "x", "y"),
+        api="agrad.rsub(x, 1.0)",
+        method="1.0 - x",
+    ),
+    "add": Info(
+        lambda t, a, b: a + b,
+        _cli("sum((x + y) ** 2)", "x", "y"),
+        api="agrad.add(x, y, alpha=2)",
+        method="x.add(y)",
+    ),
+    "sub": Info(
+        lambda t, a, b: a - b,
+        _cli("sum((x - y) ** 2)", "x", "y"),
+        api="agrad.sub(x, y)",
+        method="x - y",
+    ),
+    "mul": Info(lambda t, a, b: a * b, _cli("sum(x * y)", "x", "y")),
+    "div": Info(lambda t, a, b: a / b, _cli("sum(x / y)", "x", "y")),
+    "pow": Info(
+        lambda t, a, b: a**b,
+        _cli("sum(x ** y)", "y", x=POS),
+        api="agrad.pow(p, y)",
+        method="p.pow(y)",
+    ),
+    "maximum": Info(program=_cli("sum(maximum(x, y))", "x", "y")),
+    "minimum": Info(program=_cli("sum(minimum(x, y))", "x", "y")),
+    "where": Info(
+        lambda t, c, a, b: t.where(c.bool(), a, b),
+        _cli("sum(where(x > 0, x ** 2, 3 * x))", "x"),
+        api="agrad.where(mask, x, y)",
+        method="x.where(mask > 0, y)",
+    ),
+    "lt": Info(program=_cli("sum((x < y) * x)", "x", "y")),
+    "le": Info(program=_cli("sum((x <= y) * x)", "x", "y")),
+    "gt": Info(program=_cli("sum((x > y) * x)", "x", "y")),
+    "ge": Info(program=_cli("sum((x >= y) * x)", "x", "y")),
+    "eq": Info(program=_cli("sum((x == y) * x)", "x", "y")),
+    "ne": Info(program=_cli("sum((x != y) * x)", "x", "y")),
+    "logical_and": Info(not_in_language="the language has no boolean operators"),
+    "logical_or": Info(not_in_language="the language has no boolean operators"),
+    "logical_xor": Info(not_in_language="the language has no boolean operators"),
+    "logical_not": Info(not_in_language="the language has no boolean operators", method="~(x > 0)"),
+    "sum": Info(
+        lambda t, x, axis=None, keepdims=False: (
+            x.sum() if axis is None else x.sum(dim=axis, keepdim=keepdims)
+        ),
+        _cli("sum(x * y, axis=0)", "x", "y"),
+    ),
+    "mean": Info(
+        lambda t, x, axis=None, keepdims=False: (
+            x.mean() if axis is None else x.mean(dim=axis, keepdim=keepdims)
+        ),
+        _cli("mean(x ** 2)", "x"),
+        api="agrad.mean(m, dim=1)",
+        method="m.mean(axis=0, keepdims=True)",
+    ),
+    "prod": Info(_prod, _cli("prod(x)", "x")),
+    "amax": Info(
+        lambda t, x, axis=None, keepdims=False: (
+            x.max() if axis is None else t.amax(x, dim=axis, keepdim=keepdims)
+        ),
+        _cli("max(x * y)", "x", "y"),
+    ),
+    "amin": Info(
+        lambda t, x, axis=None, keepdims=False: (
+            x.min() if axis is None else t.amin(x, dim=axis, keepdim=keepdims)
+        ),
+        _cli("min(x * y)", "x", "y"),
+    ),
+    "max_dim": Info(
+        lambda t, x, axis, keepdims=False: t.max(x, dim=axis, keepdim=keepdims).values,
+        not_in_language="max(x, axis=...) builds amax",
+        api="agrad.max(m, 1).values",
+        method="m.max(dim=0)[0]",
+    ),
+    "min_dim": Info(
+        lambda t, x, axis, keepdims=False: t.min(x, dim=axis, keepdim=keepdims).values,
+        not_in_language="min(x, axis=...) builds amin",
+        api="agrad.min(m, 1).values",
+        method="m.min(0, keepdim=True).values",
+    ),
+    "var": Info(
+        lambda t, x, axis=None, keepdims=False, correction=1: t.var(
+            x, dim=axis, keepdim=keepdims, correction=correction
+        ),
+        _cli("var(x)", "x"),
+        api="agrad.var(m, dim=1, unbiased=False)",
+        method="m.var()",
+    ),
+    "std": Info(
+        lambda t, x, axis=None, keepdims=False, correction=1: t.std(
+            x, dim=axis, keepdim=keepdims, correction=correction
+        ),
+        _cli("std(x)", "x"),
+        api="agrad.std(m, axis=0)",
+        method="m.std(1)",
+    ),
+    "cumsum": Info(lambda t, x, axis: t.cumsum(x, dim=axis), _cli("sum(cumsum(x) * x)", "x")),
+    "cumprod": Info(
+        lambda t, x, axis: t.cumprod(x, dim=axis), _cli("sum(cumprod(x) * y)", "x", "y")
+    ),
+    "logsumexp": Info(
+        lambda t, x, axis=None, keepdims=False: t.logsumexp(
+            x, dim=_all_dims(x) if axis is None else axis, keepdim=keepdims
+        ),
+        _cli("logsumexp(x)", "x"),
+    ),
+    "softmax": Info(
+        lambda t, x, axis: t.softmax(x, dim=axis), _cli("sum(softmax(x) * y)", "x", "y")
+    ),
+    "log_softmax": Info(
+        lambda t, x, axis: t.log_softmax(x, dim=axis), _cli("sum(log_softmax(x) * y)", "x", "y")
+    ),
+    "norm": Info(
+        lambda t, x, ord=2.0, axis=None, keepdims=False: t.linalg.vector_norm(
+            x, ord=ord, dim=axis, keepdim=keepdims
+        ),
+        _cli("norm(x)", "x"),
+        api="agrad.norm(m, 1, dim=1)",
+        method="m.norm(p=3.0)",
+    ),
+    "any": Info(_reduce("any"), not_in_language="no boolean results in the language"),
+    "all": Info(_reduce("all"), not_in_language="no boolean results in the language"),
+    "argmax": Info(_reduce("argmax"), not_in_language="no integer results in the language"),
+    "argmin": Info(_reduce("argmin"), not_in_language="no integer results in the language"),
+    "matmul": Info(
+        program=_cli("sum(tanh(A @ x))", "x", A=A), api="agrad.dot(x, y)", method="m @ x"
+    ),
+    "reshape": Info(
+        lambda t, x, shape: x.reshape(shape),
+        _cli("sum(reshape(x, [2, 2]) ** 3)", "x"),
+        api="agrad.reshape(x, 2, 2)",
+        method="x.view(-1, 1)",
+    ),
+    "unsqueeze": Info(
+        _unsqueeze,
+        not_in_language="engine API only",
+        api="agrad.unsqueeze(x, 0)",
+        method="x.unsqueeze(1)",
+    ),
+    "squeeze": Info(
+        _squeeze,
+        not_in_language="engine API only",
+        api="agrad.squeeze(m[:1])",
+        method="m[:1].squeeze(0)",
+    ),
+    "permute": Info(
+        lambda t, x, axes: x.permute(axes),
+        _cli("sum(transpose(A) ** 3)", A=A),
+        api="agrad.transpose(m)",
+        method="m.T",
+    ),
+    "transpose": Info(
+        lambda t, x, dim0, dim1: x.transpose(dim0, dim1),
+        not_in_language="the language's transpose(x, axes) and .T build permute",
+        api="agrad.swapaxes(m, 0, 1)",
+        method="m.t()",
+    ),
+    "expand": Info(
+        lambda t, x, shape: x.expand(shape),
+        not_in_language="engine API only (broadcasting is the ops' own)",
+        api="agrad.broadcast_to(x, (2, 4))",
+        method="x.expand(3, -1)",
+    ),
+    "astype": Info(
+        lambda t, x, dtype: x.to(getattr(t, np.dtype(dtype).name), copy=True),
+        not_in_language="engine API only (--dtype converts inputs, not the graph)",
+        api="agrad.astype(x, agrad.float32)",
+        method="x.float()",
+    ),
+    "sum_to": Info(
+        lambda t, x, shape: x.sum_to_size(shape),
+        not_in_language="used inside VJP rules",
+        vjp_only=True,
+    ),
+    "index": Info(
+        lambda t, x, index, advanced: x[_torch_index(t, index)],
+        _cli("3 * x[1] + sum(x[2:] ** 2)", "x"),
+        method="m[0, 1:]",
+    ),
+    "unbind": Info(
+        lambda t, x, index, advanced: x.unbind(0)[index[0]],
+        not_in_language="engine API only (iteration over a tensor)",
+        api="agrad.unbind(m)[1]",
+        method="list(x)[2]",
+    ),
+    "index_backward": Info(_index_backward, not_in_language="used inside VJP rules", vjp_only=True),
+    "setitem": Info(
+        _setitem,
+        _cli("z = zeros(4); z[0] = x[0] * 2; z[1:] = x[1:] ** 2; sum(z * z)", "x"),
+    ),
+    "concat": Info(
+        lambda t, *xs, axis=0: t.cat(xs, dim=axis),
+        _cli("sum(concat([x, y]) ** 3)", "x", "y"),
+        api="agrad.cat([x, y])",
+    ),
+    "stack": Info(
+        lambda t, *xs, axis=0: t.stack(xs, dim=axis),
+        _cli("sum(stack([x, y]) ** 3)", "x", "y"),
+        api="agrad.stack([x, y], 1)",
+    ),
+}
+
+# For tests/test_check.py: the ops `agrad check` is run on, broken and unbroken.
+_DIFFERENTIABLE = [name for name, op in TABLE.items() if op.vjp is not None]
+CLI_PROGRAMS = {n: INFO[n].program for n in _DIFFERENTIABLE if INFO[n].program is not None}
+NOT_IN_LANGUAGE = {n: INFO[n].not_in_language for n in _DIFFERENTIABLE if n not in CLI_PROGRAMS}
+ZERO_GRADIENT = {n for n, info in INFO.items() if info.zero_gradient}
+
+
+def torch_fn(name: str) -> Callable[..., Any]:
+    """PyTorch's equivalent of op ``name``."""
+    oracle = INFO[name].torch
+    if oracle is not None:
+        return oracle
+    return lambda t, *xs, **kw: getattr(t, name)(*xs, **kw)
