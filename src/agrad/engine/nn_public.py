@@ -116,10 +116,9 @@ def max_pool2d(
 
 
 def _max_indices(x: np.ndarray, kernel, stride, padding, dilation, ceil_mode) -> Tensor:
-    hit, _ = first_max(x, kernel, stride, padding, dilation, ceil_mode)
-    offset = np.argmax(hit.reshape(hit.shape[:-2] + (-1,)), axis=-1)  # within each window
-    rows, cols = np.divmod(offset, kernel[1])
-    oh, ow = hit.shape[-4], hit.shape[-3]
+    which, _ = first_max(x, kernel, stride, padding, dilation, ceil_mode)
+    rows, cols = np.divmod(which, kernel[1])  # the offset within each window
+    oh, ow = which.shape[-2:]
     row = np.arange(oh)[:, None] * stride[0] - padding[0] + rows * dilation[0]
     col = np.arange(ow)[None, :] * stride[1] - padding[1] + cols * dilation[1]
     return tensor((row * x.shape[-1] + col).astype(np.int64))

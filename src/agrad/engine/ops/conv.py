@@ -16,8 +16,13 @@ import math
 import numpy as np
 
 from ...errors import AgradShapeError
+from ..tensor import Tensor
 from .core import Case, Op, Saves, batch_of, register
 from .windows import Pads, each_point, out_sizes, pad_trailing, pairs, window_view
+
+# Below this many output positions per sample, the samples share one matrix product (the
+# weight is read once, not once per sample; measured in benchmarks/bench_nn.py's shapes).
+MERGE_BELOW = 64
 
 
 class _NumPy:
@@ -32,28 +37,42 @@ class _NumPy:
         return window_view(pad_trailing(x, padding), kernel, stride, dilation, out)
 
 
-def columns(ns, x, groups: int, kernel: tuple, stride: tuple, padding: Pads, dilation: tuple):
-    """im2col: x (N, C, *S) as (N, G, c·prod(K), prod(O)), the layout the weight multiplies."""
+def columns(ns, x, groups: int, kernel: tuple, stride: tuple, padding: Pads, dilation: tuple,
+            samples_last: bool = False):  # fmt: skip
+    """im2col: x (N, C, *S) as (N, G, c·prod(K), prod(O)), the layout the weight multiplies
+    sample by sample; ``samples_last``: as (G, c·prod(K), N·prod(O)), the layout the weight's
+    gradient contracts in one product."""
     d = len(kernel)
     n, c = x.shape[0], x.shape[1] // groups
     spatial = tuple(x.shape[2:])
     out = out_sizes(spatial, kernel, stride, padding, dilation, "conv")
     xs = x.reshape((n, groups, c) + spatial)
     if all(k == 1 for k in kernel) and not any(lo or hi for lo, hi in padding):
-        picked = xs[(Ellipsis, *(slice(None, None, s) for s in stride))]  # 1x1: no windows
-        return picked.reshape((n, groups, c, math.prod(out)))
-    win = ns.windows(xs, kernel, stride, padding, dilation)  # (N, G, c, *O, *K)
-    order = (0, 1, 2) + tuple(3 + d + i for i in range(d)) + tuple(3 + i for i in range(d))
-    return ns.permute(win, order).reshape((n, groups, c * math.prod(kernel), math.prod(out)))
+        win = xs[(Ellipsis, *(slice(None, None, s) for s in stride))]  # 1x1: no windows
+        kernel_axes: tuple = ()
+    else:
+        win = ns.windows(xs, kernel, stride, padding, dilation)  # (N, G, c, *O, *K)
+        kernel_axes = tuple(3 + d + i for i in range(d))
+    out_axes = tuple(3 + i for i in range(d))
+    rows, p = c * math.prod(kernel), math.prod(out)
+    if samples_last:
+        order = (1, 2) + kernel_axes + (0,) + out_axes
+        return ns.permute(win, order).reshape((groups, rows, n * p))
+    order = (0, 1, 2) + kernel_axes + out_axes
+    return ns.permute(win, order).reshape((n, groups, rows, p))
 
 
 def _conv_forward(x, weight, *bias, stride, padding, dilation, groups):
     kernel = tuple(weight.shape[2:])
     n, o = x.shape[0], weight.shape[0]
-    cols = columns(_NumPy, x, groups, kernel, stride, padding, dilation)
-    w = weight.reshape((groups, o // groups, -1))
-    y = np.matmul(w, cols)  # (N, G, o, P): one matrix multiply per sample and group
     out = out_sizes(x.shape[2:], kernel, stride, padding, dilation, "conv")
+    w = weight.reshape((groups, o // groups, -1))
+    if n > 1 and math.prod(out) <= MERGE_BELOW:  # small maps: one product for all samples
+        cols = columns(_NumPy, x, groups, kernel, stride, padding, dilation, samples_last=True)
+        y = np.matmul(w, cols).reshape((groups, o // groups, n, -1))  # (G, o, N, P)
+        y = np.ascontiguousarray(np.moveaxis(y, 2, 0))
+    else:  # (N, G, o, P): one matrix multiply per sample and group
+        y = np.matmul(w, columns(_NumPy, x, groups, kernel, stride, padding, dilation))
     y = y.reshape((n, o) + out)
     if bias:  # (not in place: a float64 bias promotes a float32 result, as np.add does)
         y = y + bias[0].reshape((o,) + (1,) * len(kernel))
@@ -62,31 +81,59 @@ def _conv_forward(x, weight, *bias, stride, padding, dilation, groups):
 
 def _conv_vjp(ns, g, out, x, weight, *bias, stride, padding, dilation, groups, needs=()):
     d = len(stride)
-    kernel = tuple(weight.shape[2:])
     n, o = x.shape[0], weight.shape[0]
-    c = x.shape[1] // groups
     batch = batch_of(g, out.ndim)
     nb = len(batch)
-    positions = tuple(out.shape[2:])
-    gr = g.reshape(batch + (n, groups, o // groups, math.prod(positions)))
     grads = [None, None] + [None] * len(bias)
     if needs[0]:
-        w = weight.reshape((groups, o // groups, c * math.prod(kernel)))
-        cols = ns.matmul(ns.swapaxes(w, -1, -2), gr)  # batch + (N, G, c·K, P)
-        cols = cols.reshape(batch + (n, groups, c) + kernel + positions)
-        lead = nb + 3
-        order = tuple(range(lead)) + tuple(lead + d + i for i in range(d))
-        order += tuple(lead + i for i in range(d))
-        cols = ns.permute(cols, order)  # batch + (N, G, c, *O, *K)
-        gx = ns.windows_backward(cols, tuple(x.shape[2:]), kernel, stride, padding, dilation)
-        grads[0] = gx.reshape(batch + tuple(x.shape))
-    if needs[1]:
-        cols = columns(ns, x, groups, kernel, stride, padding, dilation)
-        gw = ns.sum(ns.matmul(gr, ns.swapaxes(cols, -1, -2)), axis=-4)  # summed over N
-        grads[1] = gw.reshape(batch + tuple(weight.shape))
+        grads[0] = _input_grad(ns, g, x, weight, batch, stride, padding, dilation, groups)
+    if needs[1]:  # g·columnsᵀ, contracting samples and positions in one product
+        cols = columns(ns, x, groups, tuple(weight.shape[2:]), stride, padding, dilation, True)
+        p = math.prod(out.shape[2:])
+        gs = g.reshape(batch + (n, groups, o // groups, p))
+        gs = ns.permute(gs, tuple(range(nb)) + (nb + 1, nb + 2, nb, nb + 3))  # (G, o, N, P)
+        gs = gs.reshape(batch + (groups, o // groups, n * p))
+        shape = batch + tuple(weight.shape)
+        if isinstance(g, Tensor):
+            grads[1] = ns.matmul(gs, ns.swapaxes(cols, -1, -2)).reshape(shape)
+        else:  # into a fresh array of the weight's shape, which the leaf's .grad can keep
+            gw = np.empty(shape, dtype=np.result_type(gs, cols))
+            np.matmul(gs, np.swapaxes(cols, -1, -2), out=gw.reshape(gs.shape[:-1] + (-1,)))
+            grads[1] = gw
     if bias and needs[2]:
-        grads[2] = ns.sum(gr, axis=(-4, -1)).reshape(batch + (o,))
+        grads[2] = ns.sum(g, axis=(-d - 2, *range(-d, 0)))
     return tuple(grads)
+
+
+def _input_grad(ns, g, x, weight, batch, stride, padding, dilation, groups):
+    """The transposed convolution of g. With stride 1 it is a convolution (im2col and one
+    product again): g padded by the kernel's span less the padding, by the weight flipped
+    with its in and out channels swapped (a copy of the weight: used when that is smaller
+    than the input). Otherwise the columns wᵀ·g, scattered back by `windows_backward`."""
+    d, nb = len(stride), len(batch)
+    kernel = tuple(weight.shape[2:])
+    n, o, c = x.shape[0], weight.shape[0], x.shape[1] // groups
+    spans = [dl * (k - 1) for k, dl in zip(kernel, dilation, strict=True)]
+    full = tuple((s - lo, s - hi) for s, (lo, hi) in zip(spans, padding, strict=True))
+    as_conv = all(s == 1 for s in stride) and all(a >= 0 and b >= 0 for a, b in full)
+    if as_conv and math.prod(weight.shape) <= math.prod(x.shape):  # (it copies the weight)
+        w = ns.swapaxes(weight.reshape((groups, o // groups, c) + kernel), 1, 2)
+        w = w[(Ellipsis, *(slice(None, None, -1),) * d)].reshape((groups * c, o // groups) + kernel)
+        flat = g.reshape((-1,) + tuple(g.shape[nb + 1 :]))  # batch rows join the samples
+        conv = getattr(ns, f"conv{d}d")
+        gx = conv(flat, w, stride=stride, padding=full, dilation=dilation, groups=groups)
+        return gx.reshape(batch + tuple(x.shape))
+    p = math.prod(g.shape[g.ndim - d :])
+    positions = tuple(g.shape[g.ndim - d :])
+    gr = g.reshape(batch + (n, groups, o // groups, p))
+    w = weight.reshape((groups, o // groups, c * math.prod(kernel)))
+    cols = ns.matmul(ns.swapaxes(w, -1, -2), gr)  # batch + (N, G, c·K, P)
+    cols = cols.reshape(batch + (n, groups, c) + kernel + positions)
+    lead = nb + 3
+    order = tuple(range(lead)) + tuple(lead + d + i for i in range(d))
+    cols = ns.permute(cols, order + tuple(lead + i for i in range(d)))  # (N, G, c, *O, *K)
+    gx = ns.windows_backward(cols, tuple(x.shape[2:]), kernel, stride, padding, dilation)
+    return gx.reshape(batch + tuple(x.shape))
 
 
 def _conv_shape(xs, ws, *bs, stride, padding, dilation, groups, name="conv"):
@@ -151,6 +198,7 @@ CONV2D_CASES = (
     Case(((1, 4, 4, 4), (4, 2, 3, 3), (4,)), _params((1, 1), 1, (1, 1), groups=2)),
     Case(((1, 2, 4, 4), (2, 1, 2, 2)), _params((1, 1), 0, (1, 1), groups=2)),
     Case(((1, 3, 5, 5), (2, 3, 1, 1), (2,)), _params((2, 2), 0, (1, 1))),
+    Case(((2, 2, 5, 5), (2, 2, 2, 2), (2,)), _params((1, 1), 1, (2, 1))),  # g as a convolution
 )
 CONV1D_CASES = (
     Case(((2, 2, 7), (3, 2, 3), (3,)), _params((2,), 1, (2,))),

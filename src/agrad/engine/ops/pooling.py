@@ -10,11 +10,14 @@ trailing dimensions, so leading batch axes (of a cotangent or a batched replay) 
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ...errors import AgradShapeError, AgradValueError
+from ..tensor import Tensor
 from .core import INPUTS, Case, Op, raw, register
-from .windows import out_sizes, pad_trailing, trailing, window_view
+from .windows import crop, offsets, out_sizes, pad_trailing, trailing
 
 
 def pool_sizes(spatial, kernel, stride, padding, dilation, ceil_mode, op):
@@ -51,23 +54,54 @@ def _check_dims(shape, op):
 
 def _max_pool_forward(x, kernel, stride, padding, dilation, ceil_mode=False):
     out, pads = pool_sizes(x.shape[-2:], kernel, stride, padding, dilation, ceil_mode, "max_pool2d")
-    win = window_view(pad_trailing(x, pads, -np.inf), kernel, stride, dilation, out)
-    return np.max(win, axis=(-2, -1))
+    xp = pad_trailing(x, pads, -np.inf)
+    best = None
+    for _, key in offsets(kernel, stride, dilation, out):  # np.maximum keeps NaNs, as PyTorch
+        best = np.array(xp[key]) if best is None else np.maximum(best, xp[key])
+    return best
 
 
 def first_max(x, kernel, stride, padding, dilation, ceil_mode):
-    """One-hot (..., *O, *K) masks of each window's first maximum (a NaN counts as one)."""
+    """Which kernel offset (row-major) holds each window's maximum, as PyTorch's CPU kernel
+    picks it (the first of ties; a NaN wins), and the padding the windows read."""
     out, pads = pool_sizes(x.shape[-2:], kernel, stride, padding, dilation, ceil_mode, "max_pool2d")
-    win = window_view(pad_trailing(x, pads, -np.inf), kernel, stride, dilation, out)
-    flat = win.reshape(win.shape[:-2] + (-1,))
-    hit = np.arange(flat.shape[-1]) == np.argmax(flat, axis=-1)[..., None]
-    return hit.reshape(win.shape), pads
+    xp = pad_trailing(x, pads, -np.inf)
+    best = which = None
+    for k, (_, key) in enumerate(offsets(kernel, stride, dilation, out)):
+        v = xp[key]
+        if best is None:
+            best, which = np.array(v), np.zeros(v.shape, dtype=np.intp)
+            continue
+        better = (v > best) | np.isnan(v)
+        best = np.where(better, v, best)
+        which[better] = k
+    return which, pads
 
 
 def _max_pool_vjp(ns, g, out, x, kernel, stride, padding, dilation, ceil_mode=False):
-    hit, pads = first_max(raw(x), kernel, stride, padding, dilation, ceil_mode)
-    spread = g[..., None, None] * hit
-    return (ns.windows_backward(spread, tuple(x.shape[-2:]), kernel, stride, pads, dilation),)
+    which, pads = first_max(raw(x), kernel, stride, padding, dilation, ceil_mode)
+    spatial = tuple(x.shape[-2:])
+    if not isinstance(g, Tensor):  # arrays: each gradient added at its maximum's position
+        return (_scatter_to_maxima(g, which, spatial, kernel, stride, pads, dilation),)
+    hit = (which[..., None] == np.arange(math.prod(kernel))).reshape(which.shape + kernel)
+    spread = g[..., None, None] * hit  # recorded: the mask is a constant
+    return (ns.windows_backward(spread, spatial, kernel, stride, pads, dilation),)
+
+
+def _scatter_to_maxima(g, which, spatial, kernel, stride, pads, dilation):
+    """Add each window's gradient at the position of its maximum, in one bincount over the
+    flattened padded planes (windows overlap, so positions repeat)."""
+    (hp, wp) = (n + lo + hi for n, (lo, hi) in zip(spatial, pads, strict=True))
+    oh, ow = which.shape[-2:]
+    rows, cols = np.divmod(which, kernel[1])
+    pos = (np.arange(oh)[:, None] * stride[0] + rows * dilation[0]) * wp
+    pos = pos + np.arange(ow) * stride[1] + cols * dilation[1]
+    planes = math.prod(g.shape[:-2])
+    base = (np.arange(planes) * (hp * wp)).reshape(g.shape[:-2] + (1, 1))
+    flat = (base + pos).reshape(-1)  # pos broadcasts over any leading batch axes of g
+    z = np.bincount(flat, weights=g.reshape(-1), minlength=planes * hp * wp)
+    z = z.astype(g.dtype, copy=False).reshape(g.shape[:-2] + (hp, wp))
+    return crop(z, spatial, pads)
 
 
 def _max_pool_shape(shape, kernel, stride, padding, dilation, ceil_mode=False):
@@ -98,9 +132,10 @@ def _avg_pool_forward(x, kernel, stride, padding, ceil_mode=False, count_include
                       divisor_override=None):  # fmt: skip
     dil = (1, 1)
     out, pads = pool_sizes(x.shape[-2:], kernel, stride, padding, dil, ceil_mode, "avg_pool2d")
-    win = window_view(pad_trailing(x, pads), kernel, stride, dil, out)
+    xp = pad_trailing(x, pads)
+    total = sum(xp[key] for _, key in offsets(kernel, stride, dil, out))
     div = _divisor(x.shape[-2:], kernel, stride, padding, out, count_include_pad, divisor_override)
-    return np.sum(win, axis=(-2, -1)) / div
+    return total / div
 
 
 def _avg_pool_vjp(ns, g, out, x, kernel, stride, padding, ceil_mode=False,

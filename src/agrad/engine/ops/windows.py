@@ -73,8 +73,18 @@ def pad_trailing(x: np.ndarray, padding: Pads, value: float = 0.0) -> np.ndarray
     """``x`` padded by ``padding`` over its last len(padding) dimensions."""
     if not any(lo or hi for lo, hi in padding):
         return x
-    lead = [(0, 0)] * (x.ndim - len(padding))
-    return np.pad(x, lead + [tuple(p) for p in padding], constant_values=value)
+    d = len(padding)
+    shape = x.shape[: x.ndim - d] + tuple(
+        n + lo + hi for n, (lo, hi) in zip(x.shape[x.ndim - d :], padding, strict=True)
+    )
+    z = np.full(shape, value, dtype=x.dtype)  # (np.pad does the same, with more overhead)
+    z[
+        (
+            Ellipsis,
+            *(slice(lo, lo + n) for n, (lo, _) in zip(x.shape[x.ndim - d :], padding, strict=True)),
+        )
+    ] = x
+    return z
 
 
 def window_view(xp: np.ndarray, kernel: tuple, stride: tuple, dilation: tuple, out: tuple):
@@ -109,13 +119,20 @@ def scatter_windows(g, spatial, kernel, stride, padding, dilation):
     z = np.zeros(lead + padded, dtype=g.dtype)
     if math.prod(out) == 0:
         return crop(z, spatial, padding)
+    for offset, key in offsets(kernel, stride, dilation, out):
+        z[key] += g[(Ellipsis, *(slice(None),) * d, *offset)]
+    return crop(z, spatial, padding)
+
+
+def offsets(kernel: tuple, stride: tuple, dilation: tuple, out: tuple):
+    """Each kernel offset (row-major) and the strided slice of the padded input that it
+    reads at every output position: a window op is one vectorised step per offset."""
     for offset in itertools.product(*(range(k) for k in kernel)):
-        target = tuple(
+        key = tuple(
             slice(o * dl, o * dl + s * (m - 1) + 1, s)
             for o, dl, s, m in zip(offset, dilation, stride, out, strict=True)
         )
-        z[(Ellipsis, *target)] += g[(Ellipsis, *(slice(None),) * d, *offset)]
-    return crop(z, spatial, padding)
+        yield offset, (Ellipsis, *key)
 
 
 def crop(z: np.ndarray, spatial: tuple, padding: Pads) -> np.ndarray:
