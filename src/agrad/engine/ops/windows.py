@@ -74,16 +74,12 @@ def pad_trailing(x: np.ndarray, padding: Pads, value: float = 0.0) -> np.ndarray
     if not any(lo or hi for lo, hi in padding):
         return x
     d = len(padding)
-    shape = x.shape[: x.ndim - d] + tuple(
-        n + lo + hi for n, (lo, hi) in zip(x.shape[x.ndim - d :], padding, strict=True)
-    )
+    spatial = x.shape[x.ndim - d :]
+    pairs_ = tuple(zip(spatial, padding, strict=True))
+    shape = x.shape[: x.ndim - d] + tuple(n + lo + hi for n, (lo, hi) in pairs_)
     z = np.full(shape, value, dtype=x.dtype)  # (np.pad does the same, with more overhead)
-    z[
-        (
-            Ellipsis,
-            *(slice(lo, lo + n) for n, (lo, _) in zip(x.shape[x.ndim - d :], padding, strict=True)),
-        )
-    ] = x
+    inside: tuple[Any, ...] = (Ellipsis, *(slice(lo, lo + n) for n, (lo, _) in pairs_))
+    z[inside] = x
     return z
 
 
