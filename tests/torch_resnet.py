@@ -11,7 +11,7 @@ import numpy as np
 def torch_resnet(torch, layers=(2, 2, 2, 2), num_classes=1000):
     nn = torch.nn
 
-    class Block(nn.Module):
+    class BasicBlock(nn.Module):
         def __init__(self, inplanes, planes, stride=1):
             super().__init__()
             self.conv1 = nn.Conv2d(inplanes, planes, 3, stride, 1, bias=False)
@@ -41,7 +41,7 @@ def torch_resnet(torch, layers=(2, 2, 2, 2), num_classes=1000):
             for i, (planes, n) in enumerate(zip((64, 128, 256, 512), layers, strict=True)):
                 blocks = []
                 for j in range(n):
-                    blocks.append(Block(inplanes, planes, 2 if (i and not j) else 1))
+                    blocks.append(BasicBlock(inplanes, planes, 2 if (i and not j) else 1))
                     inplanes = planes
                 setattr(self, f"layer{i + 1}", nn.Sequential(*blocks))
             self.avgpool = nn.AdaptiveAvgPool2d((1, 1))
