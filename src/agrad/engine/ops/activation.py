@@ -17,6 +17,7 @@ import numpy as np
 from ...errors import AgradValueError
 from .. import batching
 from .core import UNARY, UNARY_CASES, Case, Op, register, same_shape, special
+from .windows import checked
 
 SQRT_PI = math.sqrt(math.pi)
 SQRT_2 = math.sqrt(2.0)
@@ -86,7 +87,7 @@ register(
     Op("erf", "ErfBackward0", erf, _erf_vjp, same_shape, explain="d erf(a)/da = 2/√π·exp(-a²)",
        family=UNARY, language=True, domain=(-3.0, 3.0),
        special=(special([-3.5, 0.7, 2.4, -1.2]),)),
-    Op("gelu", "GeluBackward0", _gelu_forward, _gelu_vjp, _gelu_shape,
+    Op("gelu", "GeluBackward0", _gelu_forward, _gelu_vjp, _gelu_shape, prepare=checked(_gelu_shape),
        explain="d gelu(a)/da = Φ(a) + a·φ(a) (or the tanh approximation's derivative)",
        method=False, batch=batching.elementwise,
        doc="x·Φ(x), Φ the standard normal CDF (approximate='tanh' as PyTorch)",

@@ -18,7 +18,7 @@ import numpy as np
 from ...errors import AgradShapeError
 from ..tensor import Tensor
 from .core import Case, Op, Saves, batch_of, register
-from .windows import Pads, each_point, out_sizes, pad_trailing, pairs, window_view
+from .windows import Pads, checked, each_point, out_sizes, pad_trailing, pairs, window_view
 
 # Below this many output positions per sample, the samples share one matrix product (the
 # weight is read once, not once per sample; measured in benchmarks/bench_nn.py's shapes).
@@ -189,6 +189,7 @@ def conv_op(name: str, d: int, cases: tuple) -> Op:
               explain="d conv(x, w)/dx = wᵀ·g scattered back over the windows; "
                       "d/dw = g·windows(x)ᵀ; d/db = g summed over samples and positions",
               arity=-1, method=False, needs_mask=True, batch=_batched, grows=True, cases=cases,
+              prepare=checked(shape),
               doc=doc)  # fmt: skip
 
 

@@ -13,7 +13,7 @@ import numpy as np
 
 from ...errors import AgradShapeError, AgradValueError
 from .core import Case, Op, Saves, batch_of, register
-from .windows import each_point
+from .windows import checked, each_point
 
 REDUCTIONS = ("none", "mean", "sum")
 
@@ -116,6 +116,7 @@ LOSS_CASES = (
 register(
     # The VJP never reads x, but PyTorch saves it (so a write into it refuses backward).
     Op("nll_loss", _nll_name, _nll_forward, _nll_vjp, _nll_shape, saves=Saves(inputs=(0,)),
+       prepare=checked(_nll_shape),
        explain="d nll(x)/dx = -weight[t]/Σweight at each sample's target class (mean), 0 "
                "elsewhere", batch=each_point, method=False, cases=LOSS_CASES,
        doc="negative log-likelihood of class indices (mean, sum or none)"),

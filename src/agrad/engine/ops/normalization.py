@@ -17,7 +17,7 @@ import numpy as np
 
 from ...errors import AgradShapeError, AgradValueError
 from .core import INPUTS, Case, Op, Saves, batch_of, register
-from .windows import each_point, trailing
+from .windows import checked, each_point, trailing
 
 
 def _channel_shape(ndim: int) -> tuple[int, ...]:
@@ -154,11 +154,13 @@ LN_CASES = (
 
 register(
     Op("batch_norm", "NativeBatchNormBackward0", _bn_forward, _bn_vjp, _bn_shape, arity=3,
+       prepare=checked(_bn_shape),
        explain="d/dx = w·invstd·(g - mean(g) - x̂·mean(g·x̂)) over the batch statistics "
                "(w·invstd·g from running statistics); d/dw = Σ g·x̂; d/db = Σ g",
        saves=Saves(inputs=(0, 1)), needs_mask=True, batch=_bn_batched, method=False, cases=BN_CASES,
        doc="batch normalization over every axis but the channel axis (1)"),
     Op("layer_norm", "NativeLayerNormBackward0", _ln_forward, _ln_vjp, _ln_shape, arity=3,
+       prepare=checked(_ln_shape),
        explain="d/dx = invstd·(ĝ - mean(ĝ) - x̂·mean(ĝ·x̂)) with ĝ = g·w over the normalized "
                "axes; d/dw = Σ g·x̂; d/db = Σ g",
        saves=INPUTS, needs_mask=True, batch=trailing, method=False, cases=LN_CASES,

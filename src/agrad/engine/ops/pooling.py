@@ -17,7 +17,7 @@ import numpy as np
 from ...errors import AgradShapeError, AgradValueError
 from ..tensor import Tensor
 from .core import INPUTS, Case, Op, raw, register
-from .windows import crop, offsets, out_sizes, pad_trailing, trailing
+from .windows import checked, crop, offsets, out_sizes, pad_trailing, trailing
 
 
 def pool_sizes(spatial, kernel, stride, padding, dilation, ceil_mode, op):
@@ -227,14 +227,16 @@ ADAPTIVE_CASES = (
 # but a write into it after recording makes backward refuse there too).
 register(
     Op("max_pool2d", "MaxPool2DWithIndicesBackward0", _max_pool_forward, _max_pool_vjp,
-       _max_pool_shape, explain="d max_pool(x)/dx = g at the first maximum of each window",
+       _max_pool_shape, prepare=checked(_max_pool_shape),
+       explain="d max_pool(x)/dx = g at the first maximum of each window",
        saves=INPUTS, kink=True, batch=trailing, method=False, cases=MAX_CASES, special=MAX_TIES,
        doc="2-D max pooling (the gradient goes to each window's first maximum)"),
     Op("avg_pool2d", "AvgPool2DBackward0", _avg_pool_forward, _avg_pool_vjp, _avg_pool_shape,
+       prepare=checked(_avg_pool_shape),
        explain="d avg_pool(x)/dx = g / divisor, spread over each window", saves=INPUTS,
        batch=trailing, method=False, cases=AVG_CASES, doc="2-D average pooling"),
     Op("adaptive_avg_pool2d", "AdaptiveAvgPool2DBackward0", _adaptive_forward, _adaptive_vjp,
-       _adaptive_shape,
+       _adaptive_shape, prepare=checked(_adaptive_shape),
        explain="d (A_h·x·A_wᵀ)/dx = A_hᵀ·g·A_w (each output averages its window)",
        saves=INPUTS, batch=trailing, method=False, cases=ADAPTIVE_CASES,
        doc="2-D average pooling to a given output size"),

@@ -173,6 +173,18 @@ def _windows_backward_shape(shape, spatial, kernel, stride, padding, dilation):
     return tuple(shape[: len(shape) - 2 * d]) + tuple(spatial)
 
 
+def checked(rule):
+    """An entry's ``prepare`` that runs its shape rule before the forward: a bad shape or
+    parameter (a class index out of range, too few values for batch statistics) is an
+    error, never a number computed from it."""
+
+    def prepare(*operands, **params):
+        rule(*(np.shape(x) for x in operands), **params)
+        return params
+
+    return prepare
+
+
 def trailing(op, values, params, size):
     """Batching rule of an op that acts on its first operand's trailing dimensions only
     (the batch axis leads it; any other operand is not batched)."""
