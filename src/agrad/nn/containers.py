@@ -7,7 +7,7 @@ from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from .module import Module
+from .module import Module, _indent
 
 
 def _index(i: Any, n: int) -> int:
@@ -115,6 +115,23 @@ class ModuleList(Module):
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         raise NotImplementedError("ModuleList has no forward: iterate over its modules")
+
+    def __repr__(self) -> str:
+        """As PyTorch prints it: a run of modules that print alike is one ``(i-j): n x ...``."""
+        runs: list[list] = []  # [first index, last index, text]
+        for i, module in enumerate(self):
+            text = repr(module)
+            if runs and runs[-1][2] == text:
+                runs[-1][1] = i
+            else:
+                runs.append([i, i, text])
+        if not runs:
+            return self._get_name() + "()"
+        lines = []
+        for first, last, text in runs:
+            label = f"({first})" if first == last else f"({first}-{last}): {last - first + 1} x"
+            lines.append(_indent(f"{label}{':' if first == last else ''} {text}", 2))
+        return self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)"
 
 
 class ModuleDict(Module):

@@ -266,7 +266,7 @@ class Module:
         while stack:  # parents before children, right to left: reversed, a post-order walk
             module = stack.pop()
             order.append(module)
-            stack.extend(m for m in module._modules.values() if m is not None)
+            stack.extend(module.children())
         for module in reversed(order):
             fn(module)
         return self

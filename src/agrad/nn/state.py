@@ -37,7 +37,7 @@ class RemovableHandle:
 
 def state_dict(module: Any, destination: Any, prefix: str, keep_vars: bool) -> OrderedDict:
     out = OrderedDict() if destination is None else destination
-    for path, m in module.named_modules(prefix=prefix.rstrip(".")):
+    for path, m in module.named_modules(prefix=prefix.rstrip("."), remove_duplicate=False):
         base = f"{path}." if path else ""
         for name, p in m._parameters.items():
             if p is not None:
