@@ -31,7 +31,10 @@ Y = "[1.1, 0.4, -0.8, 0.5]"
 POS = "[0.4, 1.3, 0.8, 2.1]"
 SMALL = "[0.3, -0.6, 0.45, -0.2]"
 A = "[[0.5, -1.0, 0.25, 0.8], [1.5, 0.2, -0.7, 0.1]]"
-VALUES = {"x": X, "y": Y, "p": POS, "s": SMALL, "m": A, "mask": "[1, 0, 0, 1]"}
+IMAGE = "reshape(sin(arange(32) * 1.3), [1, 2, 4, 4])"  # (N, C, H, W), no ties
+KERNEL = "reshape(cos(arange(24) * 0.7), [3, 2, 2, 2])"
+VALUES = {"x": X, "y": Y, "p": POS, "s": SMALL, "m": A, "mask": "[1, 0, 0, 1]", "img": IMAGE,
+          "w": KERNEL}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -356,6 +359,118 @@ INFO: dict[str, Info] = {
         api="agrad.stack([x, y], 1)",
     ),
 }
+
+
+# ---- the neural-network entries (agrad.nn's heavy ops) ------------------------------------
+
+
+def _flat_pads(padding):
+    """(before, after) pairs per trailing dim -> F.pad's widths, last dim first."""
+    return [w for pair in reversed(padding) for w in pair]
+
+
+def _torch_windows(t, x, kernel, stride, padding, dilation):
+    y = t.nn.functional.pad(x, _flat_pads(padding))
+    for i, (k, st, dl) in enumerate(zip(kernel, stride, dilation, strict=True)):
+        dim = x.ndim - len(kernel) + i  # new window axes go last, so this stays the i-th
+        y = y.unfold(dim, dl * (k - 1) + 1, st)[..., ::dl]
+    return y
+
+
+def _torch_windows_backward(t, g, spatial, kernel, stride, padding, dilation):
+    lead = tuple(g.shape[: g.ndim - 2 * len(kernel)])
+    z = t.zeros(lead + tuple(spatial), dtype=g.dtype, requires_grad=True)
+    y = _torch_windows(t, z, kernel, stride, padding, dilation)
+    return t.autograd.grad(y, z, g, create_graph=True)[0]  # the adjoint, differentiable in g
+
+
+def _torch_conv(d):
+    def fn(t, x, w, *b, stride, padding, dilation, groups):
+        pad = tuple(lo for lo, hi in padding)
+        assert all(lo == hi for lo, hi in padding), "PyTorch's conv pads evenly"
+        conv = getattr(t.nn.functional, f"conv{d}d")
+        return conv(x, w, b[0] if b else None, stride, pad, dilation, groups)
+
+    return fn
+
+
+def _torch_batch_norm(t, x, w, b, running_mean=None, running_var=None, training=True, eps=1e-5):
+    rm = None if running_mean is None else t.tensor(running_mean)
+    rv = None if running_var is None else t.tensor(running_var)
+    return t.nn.functional.batch_norm(x, rm, rv, w, b, training, 0.1, eps)
+
+
+def _torch_nll(t, x, target, weight=None, ignore_index=-100, reduction="mean"):
+    w = None if weight is None else t.tensor(weight)
+    return t.nn.functional.nll_loss(x, t.tensor(target), w, ignore_index=ignore_index,
+                                    reduction=reduction)  # fmt: skip
+
+
+NN_INFO = {
+    "windows": Info(
+        _torch_windows,
+        not_in_language="inside conv/pooling VJPs and F.unfold",
+        method="agrad.nn.functional.unfold(m.reshape(1, 1, 2, 4), 2)",
+    ),
+    "windows_backward": Info(
+        _torch_windows_backward,
+        not_in_language="inside conv/pooling VJPs and F.fold",
+        method="agrad.nn.functional.fold(m.reshape(1, 4, 2), (2, 3), 2)",
+    ),
+    "conv2d": Info(
+        _torch_conv(2),
+        _cli("sum(tanh(conv2d(img, w, stride=2, padding=1)))", "img", "w"),
+        api="agrad.conv2d(m.reshape(1, 1, 2, 4), agrad.ones(1, 1, 2, 2), padding='same')",
+    ),
+    "conv1d": Info(
+        _torch_conv(1),
+        not_in_language="the language has conv2d only",
+        api="agrad.nn.functional.conv1d(m.reshape(1, 2, 4), agrad.ones(3, 2, 2), stride=2)",
+    ),
+    "max_pool2d": Info(
+        lambda t, x, kernel, stride, padding, dilation, ceil_mode=False: t.nn.functional.max_pool2d(
+            x, kernel, stride, padding, dilation, ceil_mode
+        ),
+        _cli("sum(max_pool2d(img, 2, stride=1) ** 2)", "img"),
+        api="agrad.max_pool2d(m.reshape(1, 2, 4), 2)",
+    ),
+    "avg_pool2d": Info(
+        lambda t, x, kernel, stride, padding, **options: t.nn.functional.avg_pool2d(
+            x, kernel, stride, padding, **options
+        ),
+        _cli("sum(avg_pool2d(img, 3, stride=1, padding=1) ** 2)", "img"),
+        api="agrad.avg_pool2d(m.reshape(1, 2, 4), 2, stride=1)",
+    ),
+    "adaptive_avg_pool2d": Info(
+        lambda t, x, output_size: t.nn.functional.adaptive_avg_pool2d(x, output_size),
+        _cli("sum(adaptive_avg_pool2d(img, [3, 2]) ** 2)", "img"),
+        api="agrad.adaptive_avg_pool2d(m.reshape(1, 2, 4), (None, 3))",
+    ),
+    "batch_norm": Info(
+        _torch_batch_norm,
+        _cli("sum(batch_norm(img, weight=[1.5, 0.5], bias=[0.1, 0.2]) ** 3)", "img"),
+        api="agrad.nn.functional.batch_norm(m, None, None, training=True)",
+    ),
+    "layer_norm": Info(
+        lambda t, x, w, b, normalized_shape, eps=1e-5: t.nn.functional.layer_norm(
+            x, normalized_shape, w, b, eps
+        ),
+        _cli("sum(layer_norm(m, [4]) ** 3)", "m"),
+        api="agrad.nn.functional.layer_norm(m, 4)",
+    ),
+    "nll_loss": Info(
+        _torch_nll,
+        _cli("cross_entropy(m, t)", "m", t="[1, 3]"),
+        api="agrad.nn.functional.nll_loss(m, agrad.tensor([0, 3]))",
+    ),
+    "erf": Info(program=_cli("sum(erf(x) * x)", "x")),
+    "gelu": Info(
+        lambda t, x, approximate="none": t.nn.functional.gelu(x, approximate=approximate),
+        _cli("sum(gelu(x))", "x"),
+        api="agrad.nn.functional.gelu(x, approximate='tanh')",
+    ),
+}
+INFO.update(NN_INFO)
 
 # For tests/test_check.py: the ops `agrad check` is run on, broken and unbroken.
 _DIFFERENTIABLE = [name for name, op in TABLE.items() if op.vjp is not None]

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import AgradShapeError, AgradValueError
+from . import nn_public, shaping  # noqa: F401 - nn_public registers its functions
 from . import public as _public
-from . import shaping
 from .args import SCALAR, as_tensor, astype, axis_of, first, keep_of, operand, pair  # noqa: F401
 from .ops import TABLE, apply
 from .public import API, public

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import AgradShapeError
-from . import autograd, printing, shaping
+from . import autograd, fills, printing, shaping
 from . import functions as F
 from .args import as_tensor
 from .dtypes import DTYPES, to_dtype
@@ -165,7 +165,7 @@ def install() -> None:
         "int": _cast("int32"), "bool": _cast("bool"), "half": _cast("float16"),
         "cpu": _identity, "contiguous": _identity, "where": _where,
     }  # fmt: skip
-    for name, fn in extra.items():
+    for name, fn in {**extra, **fills.METHODS}.items():
         setattr(Tensor, name, fn)
 
 

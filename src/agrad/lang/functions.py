@@ -139,6 +139,7 @@ def _optional(convert: Callable[[Any, str, str], Any]) -> Callable[[Any, str, st
 # What each annotation means: how a value of the language becomes the argument.
 KINDS: dict[Any, tuple[str, Callable[[Any, str, str], Any]]] = {
     Array: ("tensor", lambda v, fn, p: to_tensor(v)),
+    Array | None: ("tensor", _optional(lambda v, fn, p: to_tensor(v))),
     Tensors: ("tensors", _as_tensors),
     Value: ("value", lambda v, fn, p: v),
     int: ("int", as_int),
@@ -148,6 +149,7 @@ KINDS: dict[Any, tuple[str, Callable[[Any, str, str], Any]]] = {
     bool: ("bool", as_bool),
     Axis: ("axis", _as_axis),
     Sizes: ("shape", _as_shape),
+    Sizes | None: ("shape", _optional(_as_shape)),
     Size: ("size", _as_sizes),  # the whole *size tuple at once
 }
 
@@ -329,11 +331,14 @@ def linspace(start: float, stop: float, num: int = 50) -> Tensor:
 
 
 def _table() -> dict[str, Function]:
+    from . import nn_functions  # (it imports this module's converters)
+
     functions = [Function.of(tensor)]
     functions += [from_op(op) for op in OPS.values() if op.language_name]
     functions += [Function.of(f) for f in (square, dot, outer, transpose, reshape, concat, stack)]
     functions += [Function.of(_filled(m), m.__name__) for m in (C.zeros, C.ones, C.randn, C.rand)]
     functions += [Function.of(f) for f in (full, eye, arange, linspace)]
+    functions += [Function.of(f) for f in nn_functions.FUNCTIONS]
     return {f.name: f for f in functions}
 
 

@@ -1,6 +1,18 @@
 """THE op table: every primitive, defined once. Importing this package fills `TABLE`."""
 
-from . import elementwise, indexing, linalg, reduction, shape  # noqa: F401 - each registers
+from . import (  # noqa: F401 - each module registers its entries
+    activation,
+    conv,
+    elementwise,
+    indexing,
+    linalg,
+    losses,
+    normalization,
+    pooling,
+    reduction,
+    shape,
+    windows,
+)
 from .core import TABLE, Case, Op, apply
 
 __all__ = ["TABLE", "Case", "Op", "apply"]

@@ -1,0 +1,180 @@
+"""The loss functions of agrad.nn.functional, composed of op-table entries with PyTorch's
+formulas: cross_entropy (class indices or probabilities, class weights, ignore_index,
+label_smoothing), mse, l1, smooth l1, binary cross-entropy (on probabilities or logits)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ..engine import functions as F
+from ..engine.args import first
+from ..engine.creation import tensor
+from ..engine.nn_public import legacy_reduction, nll_loss
+from ..engine.tensor import Tensor
+from ..errors import AgradShapeError, AgradValueError
+
+LOG_FLOOR = math.exp(-100.0)  # PyTorch clamps binary cross-entropy's logs at -100
+
+
+def reduced(losses: Tensor, reduction: str) -> Tensor:
+    """PyTorch's reduction of elementwise losses: 'none', 'mean' or 'sum'."""
+    if reduction == "none":
+        return losses
+    if reduction == "mean":
+        return F.mean(losses)
+    if reduction == "sum":
+        return F.sum(losses)
+    raise AgradValueError(f"{reduction} is not a valid value for reduction ('none', 'mean', 'sum')")
+
+
+def mse_loss(
+    input: Any,
+    target: Any,
+    size_average: Any = None,
+    reduce: Any = None,  # noqa: A002
+    reduction: str = "mean",
+) -> Tensor:
+    d = F.sub(first(input), target)
+    return reduced(F.mul(d, d), legacy_reduction(size_average, reduce, reduction))
+
+
+def l1_loss(
+    input: Any,
+    target: Any,
+    size_average: Any = None,
+    reduce: Any = None,  # noqa: A002
+    reduction: str = "mean",
+) -> Tensor:
+    losses = F.abs(F.sub(first(input), target))
+    return reduced(losses, legacy_reduction(size_average, reduce, reduction))
+
+
+def smooth_l1_loss(
+    input: Any,
+    target: Any,
+    size_average: Any = None,
+    reduce: Any = None,  # noqa: A002
+    reduction: str = "mean",
+    beta: float = 1.0,
+) -> Tensor:
+    d = F.sub(first(input), target)
+    a = F.abs(d)
+    if beta == 0.0:
+        losses = a
+    else:
+        losses = F.where(F.lt(a, beta), F.mul(F.mul(d, d), 0.5 / beta), F.sub(a, 0.5 * beta))
+    return reduced(losses, legacy_reduction(size_average, reduce, reduction))
+
+
+def _class_shape(x: Tensor, axis: int) -> list[int]:
+    shape = [1] * x.ndim
+    shape[axis] = x.shape[axis]
+    return shape
+
+
+def cross_entropy(
+    input: Any,  # noqa: A002
+    target: Any,
+    weight: Any = None,
+    size_average: Any = None,
+    ignore_index: int = -100,
+    reduce: Any = None,
+    reduction: str = "mean",
+    label_smoothing: float = 0.0,
+) -> Tensor:
+    """log_softmax over the class axis (1, or 0 for one unbatched sample), then the negative
+    log-likelihood of class indices, or of probabilities (a float target of the input's
+    shape); with ``label_smoothing`` ε the target is mixed with the uniform distribution."""
+    reduction = legacy_reduction(size_average, reduce, reduction)
+    x = first(input)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise AgradValueError(
+            f"label_smoothing must be between 0.0 and 1.0. Got: {label_smoothing}"
+        )
+    axis = 1 if x.ndim > 1 else 0
+    classes = x.shape[axis]
+    logp = F.log_softmax(x, axis)
+    w = None if weight is None else np.asarray(weight).reshape(_class_shape(x, axis))
+    t = np.asarray(target)
+    if t.dtype.kind == "f":  # probabilities
+        if t.shape != x.shape:
+            raise AgradShapeError(
+                f"cross_entropy: a float target holds probabilities and must "
+                f"have the input's shape {x.shape}, got {t.shape}"
+            )
+        probs = first(target) if isinstance(target, Tensor) else tensor(t)
+        if label_smoothing:
+            probs = F.add(F.mul(probs, 1.0 - label_smoothing), label_smoothing / classes)
+        terms = F.mul(logp, probs) if w is None else F.mul(F.mul(logp, probs), w)
+        losses = F.neg(F.sum(terms, dim=axis))
+        if reduction == "mean":  # PyTorch divides by the number of samples, whatever the weights
+            return F.div(F.sum(losses), float(x.numel() // max(classes, 1)) or math.nan)
+        return reduced(losses, reduction)
+    nll = nll_loss(logp, t, weight, ignore_index=ignore_index, reduction=reduction)
+    if not label_smoothing:
+        return nll
+    ignored = t == ignore_index
+    smooth = F.neg(F.sum(logp if w is None else F.mul(logp, w), dim=axis))
+    smooth = F.where(tensor(ignored), 0.0, smooth)
+    if reduction == "mean":
+        kept = t[~ignored]
+        total = float(np.asarray(weight)[kept].sum()) if weight is not None else float(kept.size)
+        smooth = F.div(F.sum(smooth), total if total else math.nan)
+    elif reduction == "sum":
+        smooth = F.sum(smooth)
+    return F.add(F.mul(nll, 1.0 - label_smoothing), F.mul(smooth, label_smoothing / classes))
+
+
+def binary_cross_entropy(
+    input: Any,  # noqa: A002
+    target: Any,
+    weight: Any = None,
+    size_average: Any = None,
+    reduce: Any = None,
+    reduction: str = "mean",
+) -> Tensor:
+    """-(t·log x + (1-t)·log(1-x)), each log clamped at -100 as PyTorch's."""
+    x = first(input)
+    values = np.asarray(x.detach())
+    if np.any((values < 0) | (values > 1)):
+        raise AgradValueError("all elements of input should be between 0 and 1")
+    t = first(target) if isinstance(target, Tensor) else tensor(np.asarray(target, dtype=x.dtype))
+    if t.shape != x.shape:
+        raise AgradShapeError(
+            f"Using a target size ({list(t.shape)}) that is different to the input size "
+            f"({list(x.shape)}) is deprecated. Please ensure they have the same size."
+        )
+    log_x = F.log(F.clip(x, min=LOG_FLOOR))
+    log_rest = F.log(F.clip(F.rsub(x, 1.0), min=LOG_FLOOR))
+    losses = F.neg(F.add(F.mul(t, log_x), F.mul(F.rsub(t, 1.0), log_rest)))
+    if weight is not None:
+        losses = F.mul(losses, weight)
+    return reduced(losses, legacy_reduction(size_average, reduce, reduction))
+
+
+def binary_cross_entropy_with_logits(
+    input: Any,  # noqa: A002
+    target: Any,
+    weight: Any = None,
+    size_average: Any = None,
+    reduce: Any = None,
+    reduction: str = "mean",
+    pos_weight: Any = None,
+) -> Tensor:
+    """(1-t)·x + (1 + (pos_weight-1)·t)·log(1 + exp(-x)), computed stably (softplus)."""
+    x = first(input)
+    t = first(target)
+    if t.shape != x.shape:
+        raise AgradShapeError(
+            f"Target size ({list(t.shape)}) must be the same as input size ({list(x.shape)})"
+        )
+    tail = F.softplus(F.neg(x), 1.0, math.inf)  # log(1 + exp(-x)) with no linear cut-off
+    if pos_weight is not None:
+        tail = F.mul(tail, F.add(F.mul(F.sub(pos_weight, 1.0), t), 1.0))
+    losses = F.add(F.mul(F.rsub(t, 1.0), x), tail)
+    if weight is not None:
+        losses = F.mul(losses, weight)
+    return reduced(losses, legacy_reduction(size_average, reduce, reduction))
