@@ -46,6 +46,9 @@ class Info:
     method: str = ""
     zero_gradient: bool = False
     vjp_only: bool = False  # used only inside VJP rules: never recorded by a forward program
+    # False: the PyTorch reference composes the op from others (windows is pad + unfold), so
+    # its grad_fn is named otherwise; the names are not compared.
+    same_grad_fn: bool = True
 
 
 def _unsqueeze(t, x, shape):
@@ -410,11 +413,13 @@ NN_INFO = {
     "windows": Info(
         _torch_windows,
         not_in_language="inside conv/pooling VJPs and F.unfold",
+        same_grad_fn=False,
         method="agrad.nn.functional.unfold(m.reshape(1, 1, 2, 4), 2)",
     ),
     "windows_backward": Info(
         _torch_windows_backward,
         not_in_language="inside conv/pooling VJPs and F.fold",
+        same_grad_fn=False,
         method="agrad.nn.functional.fold(m.reshape(1, 4, 2), (2, 3), 2)",
     ),
     "conv2d": Info(
