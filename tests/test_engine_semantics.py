@@ -71,6 +71,21 @@ def test_gradients_accumulate_across_backward_calls(lib):
     assert arr(x.grad).tolist() == [7.0, -5.0, 15.0]
 
 
+def test_accumulation_is_in_place_but_not_under_create_graph(lib):
+    x = lib.tensor([1.0, -2.0], requires_grad=True)
+    (x * x).sum().backward()
+    held = x.grad
+    (3 * x).sum().backward()  # added into the same tensor: the reference sees it
+    assert held is x.grad and arr(held).tolist() == [5.0, -1.0]
+    mine = lib.tensor([10.0, 20.0])
+    x.grad = mine
+    x.sum().backward()
+    assert arr(mine).tolist() == [11.0, 21.0]
+    (x * x).sum().backward(create_graph=True)  # a new tensor (recorded), the old one kept
+    assert x.grad is not mine and arr(mine).tolist() == [11.0, 21.0]
+    assert arr(x.grad).tolist() == [13.0, 17.0]
+
+
 def test_grad_assign_none_and_zeros_like(lib):
     x = lib.tensor([1.0, 2.0], requires_grad=True)
     (x * 5).sum().backward()

@@ -23,7 +23,6 @@ import agrad
 # The first missing API or differing semantics each failing idiom hits (one reason per idiom;
 # an idiom may hit more further on). "torch.nn ..." reasons belong to issue 12, the rest to 11.
 NN = "torch.nn is missing (issue 12)"
-FUNCTION = "torch.autograd.Function (custom forward/backward with ctx) is missing"
 DATA = "Tensor.data is the NumPy array, not a detached Tensor sharing storage"
 GRAPH = "torch.autograd.graph is missing (Node, saved_tensors_hooks, save_on_cpu, multi-grad hooks)"
 SAVED = "grad_fn._saved_self / _saved_other / _saved_result are missing"
@@ -79,23 +78,9 @@ KNOWN_FAILING: dict[str, str] = {
     "d2l_normal_init": NORMAL,
     "d2l_randn_size_keyword": KEYWORDS,
     "examples_grad_assigned_float": GRAD_FLOAT,
-    "examples_legendre_custom_function": FUNCTION,
     "examples_two_layer_autograd": MOD,
-    "examples_two_layer_custom_relu": FUNCTION,
+    "examples_two_layer_custom_relu": MOD,
     "examples_two_layer_manual_backprop": MOD,
-    "function_double_backward_intermediates": FUNCTION,
-    "function_double_backward_nested": FUNCTION,
-    "function_double_backward_square": FUNCTION,
-    "function_exp_docstring": FUNCTION,
-    "function_gradcheck_custom": FUNCTION,
-    "function_linear_needs_input_grad": FUNCTION,
-    "function_mark_dirty": FUNCTION,
-    "function_mark_non_differentiable": FUNCTION,
-    "function_mul_constant": FUNCTION,
-    "function_once_differentiable": FUNCTION,
-    "function_save_for_backward_docstring": FUNCTION,
-    "function_set_materialize_grads": FUNCTION,
-    "function_setup_context_style": FUNCTION,
     "functional_hvp_docstring": VHP,
     "functional_strict_independent_input": STRICT,
     "functional_vhp_docstring": VHP,
@@ -104,7 +89,6 @@ KNOWN_FAILING: dict[str, str] = {
     "grad_mode_inference_tensor_in_autograd": INFERENCE,
     "grads_detect_anomaly": ANOMALY,
     "grads_forward_ad": FORWARD_AD,
-    "grads_gradcheck_catches_wrong_backward": FUNCTION,
     "grads_hessian_vector_double_backward": ROLL,
     "grads_profiler": PROFILER,
     "grads_set_detect_anomaly": ANOMALY,
@@ -169,6 +153,7 @@ KNOWN_FAILING: dict[str, str] = {
     "tensor_print_wrapping": PRINT_WRAP,
     "tensor_reshaping_utilities": CHUNK,
     "tensor_set_printoptions": PRINTOPTIONS,
+    "function_mark_non_differentiable": SORT,
     "tensor_sort_topk": SORT,
 }
 

@@ -124,7 +124,10 @@ def run_backward(
     ns = GRAPH if create_graph else NUMPY
     capture = inputs is not None
     sink = _Leaves(inputs, create_graph)
-    node_slot = {id(t.grad_fn): i for i, t in enumerate(inputs or ()) if t.grad_fn is not None}
+    node_slot: dict[int, list[tuple[int, int]]] = {}  # producer -> (input index, output_nr)
+    for i, t in enumerate(inputs or ()):
+        if t.grad_fn is not None:
+            node_slot.setdefault(id(t.grad_fn), []).append((i, t._output_nr))
 
     pending: dict[Node, Any] = {}  # gradient arriving at each node so far
     roots: list[Node] = []
@@ -133,7 +136,10 @@ def run_backward(
             sink.deliver(out, g)
         else:
             key = out.grad_fn
-            pending[key] = pending[key] + g if key in pending else g
+            if key.outputs == 1:
+                pending[key] = pending[key] + g if key in pending else g
+            else:
+                _arrive(pending, key, out._output_nr, g)
             roots.append(key)
     order = _topological(roots)
     if capture:
@@ -144,20 +150,26 @@ def run_backward(
             g = pending.pop(node, None)
             if g is None:
                 continue
-            if node.hooks:
+            if node.outputs != 1:  # a custom Function's outputs: hooks and retain_grad per output
+                g = _per_output(node, g, create_graph, None if capture else sink.stored)
+            elif node.hooks:
                 g = _run_hooks(node.hooks, g, create_graph)
             if id(node) in node_slot:
-                sink.found[node_slot[id(node)]] = g
+                for i, k in node_slot[id(node)]:
+                    sink.found[i] = g if node.outputs == 1 else g[k]
             if node.retained is not None and not capture:
                 _accumulate(node.retained, g, create_graph, sink.stored)
             grads, raw = _node_vjp(node, g, ns, create_graph, batch)
             if on_node is not None:
                 on_node(node, g, grads, raw)
-            for child, gi in zip(node.next, grads, strict=True):
+            for x, child, gi in zip(node.inputs, node.next, grads, strict=True):
                 if child is None or gi is None:
                     continue
                 if type(child) is not Tensor:  # a Node (of its op's named subclass)
-                    pending[child] = pending[child] + gi if child in pending else gi
+                    if child.outputs == 1:
+                        pending[child] = pending[child] + gi if child in pending else gi
+                    else:
+                        _arrive(pending, child, x._output_nr, gi)
                 else:
                     sink.deliver(child, gi)
             if not retain_graph:  # free what it saved; a node that saved nothing stays usable
@@ -173,6 +185,8 @@ def run_backward(
 def _node_vjp(node: Node, g: Any, ns: Any, create_graph: bool, batch: int) -> tuple[list, Any]:
     """One rule application: its gradients summed back to each input's shape, and as the
     rule returned them."""
+    if node.custom:  # a custom Function: the user's backward, through its ctx
+        return node.vjp(g, ns, create_graph, batch)  # type: ignore[attr-defined]
     op = node.op
     if node.freed and op.saves.anything:
         raise AgradAutogradError(FREED_ERROR)
@@ -232,6 +246,27 @@ def _unbroadcast(ns: Any, g: Any, shape: tuple, batch: int) -> Any:
     return ns.sum_to(g, shape) if g.shape != shape else g
 
 
+def _arrive(pending: dict, node: Node, k: int, g: Any) -> None:
+    """Add ``g`` to the gradient arriving at output ``k`` of a node with several outputs."""
+    slots = pending.setdefault(node, [None] * node.outputs)
+    slots[k] = g if slots[k] is None else slots[k] + g
+
+
+def _per_output(node: Node, g: list, create_graph: bool, stored: set[int] | None) -> list:
+    """Per output of a several-output node: its tensor hooks, then its retained .grad."""
+    hooks = node.__dict__.get("output_hooks", {})
+    retained = node.__dict__.get("retained_outputs", {}) if stored is not None else {}
+    g = list(g)
+    for k, gk in enumerate(g):
+        if gk is None:
+            continue
+        if k in hooks:
+            g[k] = gk = _run_hooks(hooks[k], gk, create_graph)
+        if k in retained:
+            _accumulate(retained[k], gk, create_graph, stored)
+    return g
+
+
 def _run_hooks(hooks: list, g: Any, create_graph: bool) -> Any:
     for hook in hooks:
         value = hook(g if create_graph else wrap(g))
@@ -283,7 +318,11 @@ def _accumulate(t: Tensor, g: Any, create_graph: bool, stored: set[int] | None =
     if create_graph:
         t._grad = g if t._grad is None else t._grad + g
     elif t._grad is not None:
-        t._grad = wrap(np.asarray(t._grad.data + g))
+        held = t._grad.data
+        if type(held) is np.ndarray and held.flags.writeable and held.shape == np.shape(g):
+            held += g  # in place, as PyTorch: a reference to .grad sees the new sum
+        else:
+            t._grad = wrap(np.asarray(held + g))
     elif (
         stored is not None
         and type(g) is np.ndarray

@@ -21,6 +21,8 @@ class Node:
     hooks: list | None = None
     freed = False
     out_written = False  # the output's array was changed in place after this node made it
+    outputs = 1  # a custom Function's node may have several (then gradients arrive per output)
+    custom = False  # a custom Function's node: its backward is `FunctionNode.vjp`
 
     def __init__(
         self, op: Any, inputs: tuple, arrays: list, params: dict, out: Any, next_: tuple,
@@ -42,12 +44,22 @@ class Node:
     def next_functions(self) -> tuple[tuple[Any, int], ...]:
         """Per input: (Node, 0), (AccumulateGrad, 0) for a leaf, or (None, 0) for a constant."""
         result: list[tuple[Any, int]] = []
-        for target in self.next:
-            if target is None or isinstance(target, Node):
-                result.append((target, 0))
+        for x, target in zip(self.inputs, self.next, strict=True):
+            if target is None:
+                result.append((None, 0))
+            elif isinstance(target, Node):
+                result.append((target, getattr(x, "_output_nr", 0)))
             else:
                 result.append((AccumulateGrad.of(target), 0))
         return tuple(result)
+
+    def add_output_hook(self, tensor: Any, fn: Any) -> RemovableHandle:
+        """``tensor.register_hook(fn)`` for a non-leaf ``tensor`` this node produced."""
+        return self.register_hook(fn)
+
+    def retain_output(self, tensor: Any) -> None:
+        """``tensor.retain_grad()`` for a non-leaf ``tensor`` this node produced."""
+        self.retained = tensor
 
     def register_hook(self, fn: Any) -> RemovableHandle:
         """Call ``fn(grad)`` on the gradient arriving at this node; a returned value replaces it."""

@@ -73,6 +73,7 @@ class Tensor:
     _retains = False
     _hooks: list | None = None
     _version = 0  # the WRITES stamp of the last in-place write (0: never written)
+    _output_nr = 0  # which output of its grad_fn (a custom Function may have several)
     __array_priority__ = 1000  # NumPy defers `ndarray * Tensor` to Tensor.__rmul__
 
     if TYPE_CHECKING:  # for type checkers: the methods `agrad.engine.methods` installs
@@ -118,6 +119,11 @@ class Tensor:
         return self
 
     @property
+    def output_nr(self) -> int:
+        """Which output of its grad_fn this tensor is (0 but for a custom Function's)."""
+        return self._output_nr
+
+    @property
     def is_leaf(self) -> bool:
         return self.grad_fn is None
 
@@ -148,7 +154,7 @@ class Tensor:
                 raise _autograd_error("can't retain_grad on Tensor that has requires_grad=False")
             return
         self._retains = True
-        self.grad_fn.retained = self
+        self.grad_fn.retain_output(self)
 
     def register_hook(self, hook: Any) -> Any:
         """Call ``hook(grad)`` when this tensor's gradient is computed; a result replaces it."""
@@ -157,7 +163,7 @@ class Tensor:
                 "cannot register a hook on a tensor that doesn't require gradient"
             )
         if self.grad_fn is not None:
-            return self.grad_fn.register_hook(hook)
+            return self.grad_fn.add_output_hook(self, hook)
         if self._hooks is None:
             self._hooks = []
         self._hooks.append(hook)
@@ -210,7 +216,7 @@ class Tensor:
         return self.data.tolist()
 
     def numpy(self) -> np.ndarray:
-        if self._rg:
+        if self._rg and STATE.enabled:  # (PyTorch allows it under no_grad)
             raise _autograd_error(
                 "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
                 "instead."

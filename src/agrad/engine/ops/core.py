@@ -233,7 +233,7 @@ def apply(op: Op, *inputs: Any, **params: Any) -> Tensor:
         else:
             inputs = tuple(
                 [
-                    x if n is None or x.data.size < SMALL else ShapeOnly(x.data)
+                    x if n is None or x.data.size < SMALL else ShapeOnly(x.data, x._output_nr)
                     for x, n in zip(inputs, next_, strict=True)
                 ]
             )
@@ -252,7 +252,7 @@ def _stand_ins(reads: tuple[int, ...], inputs: tuple, next_: tuple) -> tuple:
     of the large tracked others."""
     return tuple(
         [
-            x if n is None or i in reads or x.data.size < SMALL else ShapeOnly(x.data)
+            x if n is None or i in reads or x.data.size < SMALL else ShapeOnly(x.data, x._output_nr)
             for i, (x, n) in enumerate(zip(inputs, next_, strict=True))
         ]
     )
@@ -261,11 +261,12 @@ def _stand_ins(reads: tuple[int, ...], inputs: tuple, next_: tuple) -> tuple:
 class ShapeOnly:
     """What a node keeps of a value whose contents its VJP never reads: shape facts."""
 
-    __slots__ = ("shape", "ndim", "dtype", "size")
+    __slots__ = ("shape", "ndim", "dtype", "size", "_output_nr")
 
-    def __init__(self, array: Any) -> None:
+    def __init__(self, array: Any, output_nr: int = 0) -> None:
         self.shape, self.ndim, self.dtype = array.shape, array.ndim, array.dtype
         self.size = array.size
+        self._output_nr = output_nr  # of the tensor it stands for (see Tensor._output_nr)
 
     @property
     def data(self) -> ShapeOnly:
