@@ -46,6 +46,10 @@ class Size(int):
     """The annotation of ``*size``: ``zeros(2, 3)`` or ``zeros([2, 3])``."""
 
 
+class Operands(list):
+    """The annotation of ``*operands``: any number of tensors (einsum's)."""
+
+
 def to_tensor(value: Any, where: str = "", keep_bool: bool = False) -> Tensor:
     """A language value as a tensor; list literals stack (differentiably) their elements.
 
@@ -60,6 +64,11 @@ def to_tensor(value: Any, where: str = "", keep_bool: bool = False) -> Tensor:
         return value
     if isinstance(value, bool):
         return F.as_tensor(float(value))
+    if isinstance(value, str):
+        raise AgradValueError(
+            f"{where + ': ' if where else ''}the string {value!r} is not a tensor; strings are "
+            'only an argument of functions that take one, such as einsum("ij,jk->ik", A, B)'
+        )
     return F.as_tensor(value)
 
 
@@ -132,6 +141,12 @@ def _as_sizes(values: tuple, fn: str, param: str) -> tuple[int, ...]:
     return tuple(as_int(v, fn, param) for v in values)
 
 
+def as_str(value: Any, fn: str, param: str) -> str:
+    if not isinstance(value, str):
+        raise AgradValueError(f'{fn}: {param} must be a string in quotes, e.g. "ij,jk->ik"')
+    return value
+
+
 def _optional(convert: Callable[[Any, str, str], Any]) -> Callable[[Any, str, str], Any]:
     return lambda v, fn, p: None if v is None else convert(v, fn, p)
 
@@ -151,6 +166,8 @@ KINDS: dict[Any, tuple[str, Callable[[Any, str, str], Any]]] = {
     Sizes: ("shape", _as_shape),
     Sizes | None: ("shape", _optional(_as_shape)),
     Size: ("size", _as_sizes),  # the whole *size tuple at once
+    Operands: ("tensors", lambda v, fn, p: [to_tensor(x) for x in v]),
+    str: ("string", as_str),
 }
 
 
@@ -206,12 +223,13 @@ class Function:
 
     def convert(self, args: list, kwargs: dict) -> tuple[list, dict]:
         """The arguments as the implementation takes them (after `bind` checked them)."""
-        if self.variadic is not None:
-            return list(self.variadic.convert(tuple(args), self.name, self.variadic.name)), {}
         by_name = {p.name: p for p in self.params}
         positional = [
             p.convert(a, self.name, p.name) for p, a in zip(self.params, args, strict=False)
         ]
+        if self.variadic is not None:  # the positional arguments after the named ones
+            rest = tuple(args[len(self.params) :])
+            positional += list(self.variadic.convert(rest, self.name, self.variadic.name))
         keywords = {k: by_name[k].convert(v, self.name, k) for k, v in kwargs.items()}
         return positional, keywords
 
@@ -301,6 +319,26 @@ def stack(tensors: Tensors, axis: int = 0) -> Tensor:
     return F.stack(tensors, axis=axis)
 
 
+def diag(x: Array, diagonal: int = 0) -> Tensor:
+    """a vector's diagonal matrix, or a matrix's diagonal"""
+    return F.diag(x, diagonal)
+
+
+def logdet(x: Array) -> Tensor:
+    """log of the determinant (nan where it is negative); its gradient is inv(x).T"""
+    return F.logdet(x)
+
+
+def solve(a: Array, b: Array) -> Tensor:
+    """x with a @ x = b (b a vector or a matrix)"""
+    return F.solve(a, b)
+
+
+def einsum(equation: str, *operands: Operands) -> Tensor:
+    """Einstein summation: einsum("ij,jk->ik", A, B)"""
+    return F.einsum(equation, *operands)
+
+
 def _filled(maker: Callable[..., Tensor]) -> Callable[..., Tensor]:
     def fill(*size: Size) -> Tensor:
         return maker(*size)
@@ -336,6 +374,7 @@ def _table() -> dict[str, Function]:
     functions = [Function.of(tensor)]
     functions += [from_op(op) for op in OPS.values() if op.language_name]
     functions += [Function.of(f) for f in (square, dot, outer, transpose, reshape, concat, stack)]
+    functions += [Function.of(f) for f in (diag, logdet, solve, einsum)]
     functions += [Function.of(_filled(m), m.__name__) for m in (C.zeros, C.ones, C.randn, C.rand)]
     functions += [Function.of(f) for f in (full, eye, arange, linspace)]
     functions += [Function.of(f) for f in nn_functions.FUNCTIONS]

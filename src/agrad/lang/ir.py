@@ -9,7 +9,7 @@ Kinds (plain strings, compared with ``==`` or used as dict keys):
 ==============  =========================================================
 kind            fields used
 ==============  =========================================================
-CONST           value: float | bool (every numeric literal is a float)
+CONST           value: float | bool | str (every numeric literal is a float)
 NAME            name: a variable, constant (pi, e, inf) or unknown name
 UNARY           op '-' | '+'; args = (operand,)
 BINARY          op in BINARY_OPS; args = (lhs, rhs)
@@ -80,7 +80,7 @@ class Instr(NamedTuple):
     end_column: int
     op: str | None = None
     name: str | None = None
-    value: float | bool | None = None
+    value: float | bool | str | None = None
     args: tuple[int, ...] = ()
     kwargs: tuple[tuple[str, int], ...] = ()
     items: tuple[IndexItem, ...] = ()

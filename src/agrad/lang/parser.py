@@ -215,6 +215,9 @@ class _Lowerer:
     def number(self, children: list) -> int:
         return self._emit(ir.CONST, children[0], value=float(children[0].value))
 
+    def string(self, children: list) -> int:
+        return self._emit(ir.CONST, children[0], value=children[0].value[1:-1])
+
     def name(self, children: list) -> int:
         token = children[0]
         if token.value in _BOOLEANS:
