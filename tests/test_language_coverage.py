@@ -21,6 +21,8 @@ HAND_WRITTEN = {
     # matrix functions (agrad.lang.functions), on a well-conditioned matrix
     "diag": "diag(x)", "logdet": "logdet(diag(x) + 1)", "solve": "solve(diag(x) + 1, x)",
     "einsum": 'einsum("ij,j->i", diag(x) + 1, x)',
+    # PyTorch's names for the language's functions
+    "cat": "cat([x, x])", "clamp": "clamp(x, min=0.5)", "pow": "pow(x, 3)",
     # the neural-network functions (agrad.lang.nn_functions)
     "conv2d": "conv2d(reshape(concat([x, x, x]), [1, 1, 3, 3]), reshape(x[1:], [1, 1, 1, 2]))",
     "max_pool2d": "max_pool2d(reshape(concat([x, 2 * x, 3 * x]), [1, 3, 3]), 2, stride=1)",

@@ -11,6 +11,7 @@ signature; the few below are written by hand (``tensor``, ``concat``, the constr
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import math
 from collections.abc import Callable
@@ -319,26 +320,6 @@ def stack(tensors: Tensors, axis: int = 0) -> Tensor:
     return F.stack(tensors, axis=axis)
 
 
-def diag(x: Array, diagonal: int = 0) -> Tensor:
-    """a vector's diagonal matrix, or a matrix's diagonal"""
-    return F.diag(x, diagonal)
-
-
-def logdet(x: Array) -> Tensor:
-    """log of the determinant (nan where it is negative); its gradient is inv(x).T"""
-    return F.logdet(x)
-
-
-def solve(a: Array, b: Array) -> Tensor:
-    """x with a @ x = b (b a vector or a matrix)"""
-    return F.solve(a, b)
-
-
-def einsum(equation: str, *operands: Operands) -> Tensor:
-    """Einstein summation: einsum("ij,jk->ik", A, B)"""
-    return F.einsum(equation, *operands)
-
-
 def _filled(maker: Callable[..., Tensor]) -> Callable[..., Tensor]:
     def fill(*size: Size) -> Tensor:
         return maker(*size)
@@ -369,16 +350,22 @@ def linspace(start: float, stop: float, num: int = 50) -> Tensor:
 
 
 def _table() -> dict[str, Function]:
-    from . import nn_functions  # (it imports this module's converters)
+    from . import matrix_functions, nn_functions  # (they import this module's converters)
 
     functions = [Function.of(tensor)]
     functions += [from_op(op) for op in OPS.values() if op.language_name]
     functions += [Function.of(f) for f in (square, dot, outer, transpose, reshape, concat, stack)]
-    functions += [Function.of(f) for f in (diag, logdet, solve, einsum)]
+    functions += [Function.of(f) for f in matrix_functions.FUNCTIONS]
     functions += [Function.of(_filled(m), m.__name__) for m in (C.zeros, C.ones, C.randn, C.rand)]
     functions += [Function.of(f) for f in (full, eye, arange, linspace)]
     functions += [Function.of(f) for f in nn_functions.FUNCTIONS]
-    return {f.name: f for f in functions}
+    table = {f.name: f for f in functions}
+    for alias, name in ALIASES.items():  # PyTorch's names for the same functions
+        table[alias] = dataclasses.replace(table[name], name=alias)
+    return table
+
+
+ALIASES = {"cat": "concat", "clamp": "clip"}
 
 
 TABLE: dict[str, Function] = _table()
