@@ -139,8 +139,8 @@ def test_every_suggestion_is_one_typo_away():
 
 
 def test_method_call_through_the_cli(cli):
-    result = cli(["eval", "(w*x + b - y).pow(2).sum()", "--wrt", "w,b", "--set", "x=[1,2]",
-                  "--set", "y=[5,7]", "--set", "w=1", "--set", "b=0", "--format", "json"])  # fmt: skip
+    sets = ["--set", "x=[1,2]", "--set", "y=[5,7]", "--set", "w=1", "--set", "b=0"]
+    result = cli(["eval", "(w*x + b - y).pow(2).sum()", "--wrt", "w,b", *sets, "--format", "json"])
     assert (result.code, result.err) == (0, "")
     assert json.loads(result.out)["grads"] == {"w": -28, "b": -18}
 

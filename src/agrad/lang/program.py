@@ -22,9 +22,9 @@ from ..engine.tensor import Tensor, wrap
 from ..errors import AgradError, AgradLimitError, AgradNameError, AgradValueError
 from . import ir
 from .diagnostics import caret_snippet
-from .naming import check_method, keyword_aliases, suggest
 from .functions import CONSTANTS, TABLE, Function, LangList, as_int, to_tensor
 from .gcpause import paused_gc
+from .naming import check_method, keyword_aliases, suggest
 from .parser import parse
 
 MAX_ELEMENTS = 10**8  # default allocation limit (elements of one result); --max-elements
