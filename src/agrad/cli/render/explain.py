@@ -149,8 +149,12 @@ def _step_json(s: Any) -> dict:
         "rule": s.rule,
         "rule_named": s.rule_named,
         "operands": [
-            {"letter": o.letter, "name": o.name, "source": o.source,
-             "value": None if o.value is None else to_json(o.value)}
+            {
+                "letter": o.letter,
+                "name": o.name,
+                "source": o.source,
+                "value": None if o.value is None else to_json(o.value),
+            }
             for o in s.operands
         ],  # fmt: skip
         "sends": [
