@@ -11,7 +11,8 @@ about itself (PyTorch's OpInfo, for agrad).
 - ``vjp_only``: used only inside VJP rules, never recorded by a forward program.
 
 Expressions and programs see ``x``, ``y`` (vectors of 4), ``p`` (positive), ``s`` (small),
-``m`` (a 2x4 matrix) and ``mask`` (a 0/1 vector); ``tests/test_op_faces.py`` runs them.
+``m`` (a 2x4 matrix), ``q`` (a 3x3 matrix), ``S`` (symmetric positive definite, 3x3) and
+``mask`` (a 0/1 vector); ``tests/test_op_faces.py`` runs them.
 Everything else about an op (its shapes, domain, special values, saved values, faces)
 is in its `Op` entry; `INFO` must have one entry per op of the table.
 """
@@ -33,8 +34,10 @@ SMALL = "[0.3, -0.6, 0.45, -0.2]"
 A = "[[0.5, -1.0, 0.25, 0.8], [1.5, 0.2, -0.7, 0.1]]"
 IMAGE = "reshape(sin(arange(32) * 1.3), [1, 2, 4, 4])"  # (N, C, H, W), no ties
 KERNEL = "reshape(cos(arange(24) * 0.7), [3, 2, 2, 2])"
+Q = "[[2.0, 0.5, -0.3], [0.4, 1.5, 0.2], [-0.1, 0.3, 1.8]]"  # well-conditioned
+SPD = "[[2.0, 0.5, 0.1], [0.5, 1.5, 0.3], [0.1, 0.3, 1.2]]"  # symmetric positive definite
 VALUES = {"x": X, "y": Y, "p": POS, "s": SMALL, "m": A, "mask": "[1, 0, 0, 1]", "img": IMAGE,
-          "w": KERNEL}  # fmt: skip
+          "w": KERNEL, "q": Q, "S": SPD}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -49,6 +52,9 @@ class Info:
     # False: the PyTorch reference composes the op from others (windows is pad + unfold), so
     # its grad_fn is named otherwise; the names are not compared.
     same_grad_fn: bool = True
+    # False: PyTorch composes the op from others (kron, einsum), which save their own copies:
+    # a write into an input after recording does not reach them, so the refusals differ.
+    same_saves: bool = True
 
 
 def _unsqueeze(t, x, shape):
@@ -476,6 +482,74 @@ NN_INFO = {
     ),
 }
 INFO.update(NN_INFO)
+
+
+# ---- matrix calculus (engine/ops/matrix.py, decomp.py, einsum.py) ------------------------
+
+LINALG_INFO = {
+    "trace": Info(
+        program=_cli("trace(q @ q)", "q"), api="agrad.trace(m @ m.T)", method="m.trace()"
+    ),
+    "diagonal": Info(
+        program=_cli("sum(diagonal(q, 1) ** 2)", "q"),
+        api="agrad.diagonal(m, 1)",
+        method="m.diagonal()",
+    ),
+    "diagonal_backward": Info(
+        lambda t, g, shape, offset, dim1, dim2: t.diagonal_scatter(
+            t.zeros(shape, dtype=g.dtype), g, offset, dim1, dim2
+        ),
+        not_in_language="used inside VJP rules",
+        vjp_only=True,
+    ),
+    "diag_embed": Info(
+        program=_cli("sum(diag(x) @ m.T)", "x", "m"),
+        api="agrad.diag_embed(m, 1)",
+        method="x.diag_embed()",
+    ),
+    "tril": Info(program=_cli("sum(tril(q) ** 2)", "q"), api="agrad.tril(m, 1)", method="q.tril()"),
+    "triu": Info(
+        program=_cli("sum(triu(q, -1) ** 2)", "q"), api="agrad.triu(m)", method="q.triu(1)"
+    ),
+    "kron": Info(
+        program=_cli("sum(kron(q, x[:2]) ** 2)", "q", "x"),
+        api="agrad.kron(x, y)",
+        method="m.kron(q)",
+        same_saves=False,
+    ),
+    "einsum": Info(
+        lambda t, *xs, equation: t.einsum(equation, *xs),
+        _cli('sum(einsum("ij,j->i", m, x) ** 2)', "m", "x"),
+        api="agrad.einsum('ij,j->i', m, x)",
+        same_grad_fn=False,
+        same_saves=False,
+    ),
+    "det": Info(program=_cli("det(q)", "q"), api="agrad.linalg.det(q)", method="q.det()"),
+    "slogdet": Info(
+        lambda t, x: t.linalg.slogdet(x)[1],
+        _cli("logdet(S)", "S"),
+        api="agrad.linalg.slogdet(q).logabsdet",
+        method="S.slogdet()[1]",
+    ),
+    "inv": Info(
+        lambda t, x: t.linalg.inv(x),
+        _cli("sum(inv(q) * q.T)", "q"),
+        api="agrad.linalg.inv(q)",
+        method="q.inverse()",
+    ),
+    "solve": Info(
+        lambda t, a, b, vector=None: t.linalg.solve(a, b),
+        _cli("sum(solve(q, x[:3]) ** 2)", "q", "x"),
+        api="agrad.linalg.solve(q, m[:, :3].T)",
+    ),
+    "cholesky": Info(
+        lambda t, x, upper=False: t.linalg.cholesky(x, upper=upper),
+        _cli("sum(cholesky(S) ** 2)", "S"),
+        api="agrad.linalg.cholesky(S)",
+        method="S.cholesky()",
+    ),
+}
+INFO.update(LINALG_INFO)
 
 # For tests/test_check.py: the ops `agrad check` is run on, broken and unbroken.
 _DIFFERENTIABLE = [name for name, op in TABLE.items() if op.vjp is not None]

@@ -121,12 +121,19 @@ CASES = [
     ("unknown option", ["eval", "x", "--set", "x=1", "--bogus"], ["--bogus"]),
     ("unknown command", ["frobnicate"], ["frobnicate"]),
     # the language is data: no Python reachable
-    ("dunder import", ["eval", "__import__('os')"], ["no strings"]),
+    ("dunder import", ["eval", "__import__('os')"], ["unknown function '__import__'"]),
     ("dunder attribute", ["eval", "x.__class__", *X2], ["only '.T'", "no attributes"]),
-    ("exec", ["eval", 'exec("1")'], ["no strings"]),
+    ("exec", ["eval", 'exec("1")'], ["unknown function 'exec'"]),
     ("eval call", ["eval", "eval(x)", *X2], ["unknown function 'eval'"]),
-    ("open", ["eval", 'open("f")'], ["no strings"]),
-    ("getattr", ["eval", 'getattr(x, "T")', *X2], ["no strings"]),
+    ("open", ["eval", 'open("f")'], ["unknown function 'open'"]),
+    ("getattr", ["eval", 'getattr(x, "T")', *X2], ["unknown function 'getattr'"]),
+    # strings exist only as arguments that take one (einsum's equation)
+    ("string as a tensor", ["eval", '"ab" + 1'], ["string 'ab' is not a tensor", "einsum"]),
+    ("string argument", ["eval", 'sum("x")'], ["string 'x' is not a tensor"]),
+    ("einsum equation not a string", ["eval", "einsum(x, x)", *X2], ["must be a string"]),
+    ("einsum bad subscripts", ["eval", 'einsum("i!,i", x, x)', *X2], ["invalid subscripts"]),
+    ("einsum size mismatch", ["eval", 'einsum("ij,jk", x, x)', *X2], ["do not fit"]),
+    ("unterminated string", ["eval", 'einsum("ij', *X2], ["quote"]),
     ("tuple dunder", ["eval", "().__class__"], ["unexpected ')'"]),
     ("import statement", ["eval", "import os"], ["'import'", "Python keyword"]),
     # huge allocations fail fast, before allocating

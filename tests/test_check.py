@@ -72,6 +72,8 @@ def differentiable_inputs(op, n):
 
 
 def sample(op, case, seed):
+    if case.values is not None:  # a case at fixed values (an SPD matrix): as make_inputs does
+        return [np.array(v, dtype=np.float64, copy=True) for v in case.values]
     rng = np.random.default_rng(seed)
     arrays = [rng.uniform(*op.domain_of(i), size=s) for i, s in enumerate(case.shapes)]
     if op.name == "where":

@@ -18,6 +18,11 @@ HAND_WRITTEN = {
     "tensor": "tensor(x)", "square": "square(x)", "dot": "dot(x, x)", "outer": "outer(x, x)",
     "transpose": "transpose(m)", "reshape": "reshape(x, [3, 1])", "concat": "concat([x, x])",
     "stack": "stack([x, x])",
+    # matrix functions (agrad.lang.functions), on a well-conditioned matrix
+    "diag": "diag(x)", "logdet": "logdet(diag(x) + 1)", "solve": "solve(diag(x) + 1, x)",
+    "einsum": 'einsum("ij,j->i", diag(x) + 1, x)',
+    # PyTorch's names for the language's functions
+    "cat": "cat([x, x])", "clamp": "clamp(x, min=0.5)", "pow": "pow(x, 3)",
     # the neural-network functions (agrad.lang.nn_functions)
     "conv2d": "conv2d(reshape(concat([x, x, x]), [1, 1, 3, 3]), reshape(x[1:], [1, 1, 1, 2]))",
     "max_pool2d": "max_pool2d(reshape(concat([x, 2 * x, 3 * x]), [1, 3, 3]), 2, stride=1)",
@@ -82,6 +87,10 @@ SHAPED_KEYWORDS = {
     "max_pool2d": IMAGE, "avg_pool2d": IMAGE, "adaptive_avg_pool2d": IMAGE,
     "batch_norm": {"x": "ones(2, 3)"},
     "one_hot": {"x": "[0, 1]", "num_classes": "2"},
+    **{name: {"x": "[[2, 0.5], [0.5, 1]]"} for name in
+       ("trace", "det", "inv", "cholesky", "logdet", "diagonal", "tril", "triu")},
+    "solve": {"a": "[[2, 0.5], [0.5, 1]]", "b": "[1, 2]"},
+    "diagonal": {"x": "[[2, 0.5], [0.5, 1]]", "dim2": "1"},
 }  # fmt: skip
 
 

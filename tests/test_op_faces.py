@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from opinfo import INFO
+from opinfo import INFO, VALUES
 
 import agrad
 from agrad.engine import graph_namespace, kernels
@@ -46,7 +46,13 @@ def _names():
         "s": agrad.tensor([0.3, -0.6, 0.45, -0.2], requires_grad=True),
         "m": agrad.tensor([[0.5, -1.0, 0.25, 0.8], [1.5, 0.2, -0.7, 0.1]], requires_grad=True),
         "mask": agrad.tensor([1.0, 0.0, 0.0, 1.0]),
+        "q": agrad.tensor(_matrix(VALUES["q"]), requires_grad=True),
+        "S": agrad.tensor(_matrix(VALUES["S"]), requires_grad=True),
     }
+
+
+def _matrix(text):
+    return Program.compile(text).run().output.data
 
 
 _API = {UNARY: "agrad.{}(x)", BINARY: "agrad.{}(x, y)", REDUCTION: "agrad.{}(m, 1)",

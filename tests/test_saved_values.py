@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from conftest import require_torch
-from opinfo import torch_fn
+from opinfo import INFO, torch_fn
 from test_ops_generated import all_cases, make_inputs
 
 import agrad
@@ -71,6 +71,8 @@ def _targets(op, arrays):
 @pytest.mark.parametrize("op,case", all_cases(differentiable_only=True))
 def test_inplace_write_after_recording_raises_exactly_when_pytorch_does(op, case):
     torch = require_torch()
+    if not INFO[op.name].same_saves:
+        pytest.skip("PyTorch composes this op from others, which keep their own copies")
     arrays = make_inputs(op, case)
     _, reference = _record(torch, op, case, arrays)
     cotangent = np.random.default_rng(0).standard_normal(tuple(reference.shape))

@@ -9,7 +9,7 @@
 
 from __future__ import annotations
 
-from . import autograd, nn, optim
+from . import autograd, linalg, nn, optim
 from .engine import functions as _functions
 from .engine.args import as_tensor
 from .engine.creation import (
@@ -56,7 +56,8 @@ __all__ = [
     "AgradError", "AgradLimitError", "AgradNameError", "AgradShapeError", "AgradSyntaxError",
     "AgradValueError", "Tensor", "arange", "as_tensor", "autograd", "empty", "empty_like",
     "enable_grad", "eye", "from_numpy", "full", "full_like", "get_default_dtype",
-    "is_grad_enabled", "linspace", "manual_seed", "nn", "no_grad", "ones", "ones_like", "optim",
+    "is_grad_enabled", "linalg", "linspace", "manual_seed", "nn", "no_grad", "ones", "ones_like",
+    "optim",
     "rand", "rand_like", "randint", "randn", "randn_like", "seed", "set_default_dtype",
     "set_grad_enabled", "tensor", "zeros", "zeros_like", *_functions.PUBLIC,
 ]  # fmt: skip

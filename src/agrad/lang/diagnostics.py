@@ -27,6 +27,7 @@ _BRACKETS = re.compile(r"[()\[\]]|#[^\n]*")
 _NAMES = {
     "NUMBER": "a number",
     "NAME": "a name",
+    "STRING": "a string",
     "COMPARE": "a comparison",
     "PLUS": "'+'",
     "MINUS": "'-'",
@@ -70,8 +71,8 @@ KEYWORD_HINTS = {
 KEYWORDS = frozenset(keyword.kwlist) - {"True", "False"}
 
 _CHAR_HINTS = {
-    "'": "agrad has no strings",
-    '"': "agrad has no strings",
+    "'": "a string needs its closing quote on the same line (strings are einsum's equations)",
+    '"': "a string needs its closing quote on the same line (strings are einsum's equations)",
     "^": "write '**' for powers",
     "%": "agrad has no '%' operator",
     "&": "for 0/1 masks write a * b for 'and'",
@@ -157,7 +158,7 @@ def describe_expected(expected: set[str]) -> str:
     phrases = []
     operand = pending >= _OPERAND and not {"STAR", "SLASH"} & pending
     if operand:
-        pending -= _OPERAND | {"PLUS", "MINUS"}
+        pending -= _OPERAND | {"PLUS", "MINUS", "STRING"}
         phrases.append("an expression" if pending else "a number, a name, '(' or '['")
     if pending >= _OPERATORS:
         phrases.append("an operator")

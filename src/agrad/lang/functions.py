@@ -11,6 +11,7 @@ signature; the few below are written by hand (``tensor``, ``concat``, the constr
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import math
 from collections.abc import Callable
@@ -46,6 +47,10 @@ class Size(int):
     """The annotation of ``*size``: ``zeros(2, 3)`` or ``zeros([2, 3])``."""
 
 
+class Operands(list):
+    """The annotation of ``*operands``: any number of tensors (einsum's)."""
+
+
 def to_tensor(value: Any, where: str = "", keep_bool: bool = False) -> Tensor:
     """A language value as a tensor; list literals stack (differentiably) their elements.
 
@@ -60,6 +65,11 @@ def to_tensor(value: Any, where: str = "", keep_bool: bool = False) -> Tensor:
         return value
     if isinstance(value, bool):
         return F.as_tensor(float(value))
+    if isinstance(value, str):
+        raise AgradValueError(
+            f"{where + ': ' if where else ''}the string {value!r} is not a tensor; strings are "
+            'only an argument of functions that take one, such as einsum("ij,jk->ik", A, B)'
+        )
     return F.as_tensor(value)
 
 
@@ -132,6 +142,12 @@ def _as_sizes(values: tuple, fn: str, param: str) -> tuple[int, ...]:
     return tuple(as_int(v, fn, param) for v in values)
 
 
+def as_str(value: Any, fn: str, param: str) -> str:
+    if not isinstance(value, str):
+        raise AgradValueError(f'{fn}: {param} must be a string in quotes, e.g. "ij,jk->ik"')
+    return value
+
+
 def _optional(convert: Callable[[Any, str, str], Any]) -> Callable[[Any, str, str], Any]:
     return lambda v, fn, p: None if v is None else convert(v, fn, p)
 
@@ -151,6 +167,8 @@ KINDS: dict[Any, tuple[str, Callable[[Any, str, str], Any]]] = {
     Sizes: ("shape", _as_shape),
     Sizes | None: ("shape", _optional(_as_shape)),
     Size: ("size", _as_sizes),  # the whole *size tuple at once
+    Operands: ("tensors", lambda v, fn, p: [to_tensor(x) for x in v]),
+    str: ("string", as_str),
 }
 
 
@@ -206,12 +224,13 @@ class Function:
 
     def convert(self, args: list, kwargs: dict) -> tuple[list, dict]:
         """The arguments as the implementation takes them (after `bind` checked them)."""
-        if self.variadic is not None:
-            return list(self.variadic.convert(tuple(args), self.name, self.variadic.name)), {}
         by_name = {p.name: p for p in self.params}
         positional = [
             p.convert(a, self.name, p.name) for p, a in zip(self.params, args, strict=False)
         ]
+        if self.variadic is not None:  # the positional arguments after the named ones
+            rest = tuple(args[len(self.params) :])
+            positional += list(self.variadic.convert(rest, self.name, self.variadic.name))
         keywords = {k: by_name[k].convert(v, self.name, k) for k, v in kwargs.items()}
         return positional, keywords
 
@@ -331,15 +350,22 @@ def linspace(start: float, stop: float, num: int = 50) -> Tensor:
 
 
 def _table() -> dict[str, Function]:
-    from . import nn_functions  # (it imports this module's converters)
+    from . import matrix_functions, nn_functions  # (they import this module's converters)
 
     functions = [Function.of(tensor)]
     functions += [from_op(op) for op in OPS.values() if op.language_name]
     functions += [Function.of(f) for f in (square, dot, outer, transpose, reshape, concat, stack)]
+    functions += [Function.of(f) for f in matrix_functions.FUNCTIONS]
     functions += [Function.of(_filled(m), m.__name__) for m in (C.zeros, C.ones, C.randn, C.rand)]
     functions += [Function.of(f) for f in (full, eye, arange, linspace)]
     functions += [Function.of(f) for f in nn_functions.FUNCTIONS]
-    return {f.name: f for f in functions}
+    table = {f.name: f for f in functions}
+    for alias, name in ALIASES.items():  # PyTorch's names for the same functions
+        table[alias] = dataclasses.replace(table[name], name=alias)
+    return table
+
+
+ALIASES = {"cat": "concat", "clamp": "clip"}
 
 
 TABLE: dict[str, Function] = _table()

@@ -9,11 +9,12 @@ Kinds (plain strings, compared with ``==`` or used as dict keys):
 ==============  =========================================================
 kind            fields used
 ==============  =========================================================
-CONST           value: float | bool (every numeric literal is a float)
+CONST           value: float | bool | str (every numeric literal is a float)
 NAME            name: a variable, constant (pi, e, inf) or unknown name
 UNARY           op '-' | '+'; args = (operand,)
 BINARY          op in BINARY_OPS; args = (lhs, rhs)
-CALL            name; args = positional slots; kwargs = ((keyword, slot), ...)
+CALL            name; args = positional slots; kwargs = ((keyword, slot), ...);
+                op = METHOD for ``x.name(...)`` (x is the first argument)
 LIST            args = element slots of a bracket literal ``[a, b]``: a
                 tensor literal or a list argument, the runtime decides
 INDEX           args = (base,); items = index items (see `IndexItem`)
@@ -51,6 +52,7 @@ Kind = Literal[
 KINDS: frozenset[str] = frozenset(
     {CONST, NAME, UNARY, BINARY, CALL, LIST, INDEX, TRANSPOSE, STORE, STORE_INDEX}
 )
+METHOD = "method"  # a CALL's op when written as a method call
 UNARY_OPS: frozenset[str] = frozenset({"-", "+"})
 BINARY_OPS: frozenset[str] = frozenset(
     {"+", "-", "*", "/", "**", "@", "<", "<=", ">", ">=", "==", "!="}
@@ -80,7 +82,7 @@ class Instr(NamedTuple):
     end_column: int
     op: str | None = None
     name: str | None = None
-    value: float | bool | None = None
+    value: float | bool | str | None = None
     args: tuple[int, ...] = ()
     kwargs: tuple[tuple[str, int], ...] = ()
     items: tuple[IndexItem, ...] = ()

@@ -215,6 +215,9 @@ class _Lowerer:
     def number(self, children: list) -> int:
         return self._emit(ir.CONST, children[0], value=float(children[0].value))
 
+    def string(self, children: list) -> int:
+        return self._emit(ir.CONST, children[0], value=children[0].value[1:-1])
+
     def name(self, children: list) -> int:
         token = children[0]
         if token.value in _BOOLEANS:
@@ -225,9 +228,9 @@ class _Lowerer:
         bracket, *items = children
         return self._emit(ir.LIST, bracket, args=tuple(items))
 
-    def call(self, children: list) -> int:
+    def call(self, children: list, receiver: int | None = None) -> int:
         function, *arguments = children
-        args: list[int] = []
+        args: list[int] = [] if receiver is None else [receiver]
         kwargs: dict[str, int] = {}
         for argument in arguments:
             if isinstance(argument, _Kwarg):
@@ -247,8 +250,17 @@ class _Lowerer:
             else:
                 args.append(argument)
         return self._emit(
-            ir.CALL, function, name=function.value, args=tuple(args), kwargs=tuple(kwargs.items())
+            ir.CALL,
+            function,
+            name=function.value,
+            args=tuple(args),
+            kwargs=tuple(kwargs.items()),
+            op=None if receiver is None else ir.METHOD,
         )
+
+    def method_call(self, children: list) -> int:
+        base, _dot, method, *arguments = children
+        return self.call([method, *arguments], receiver=base)
 
     def kwarg(self, children: list) -> _Kwarg:
         return _Kwarg(children[0], children[1])
@@ -271,7 +283,7 @@ class _Lowerer:
         if attr.value != "T":
             raise self._error(
                 f"'.{attr.value}': only '.T' is allowed after an expression; agrad has no "
-                "attributes or methods — call functions instead, e.g. sum(x)",
+                "attributes — call functions instead, e.g. sum(x) or x.sum()",
                 attr,
             )
         return self._emit(ir.TRANSPOSE, dot, args=(base,))

@@ -8,7 +8,6 @@ enforces before anything allocates, and reports any error at its line and column
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,6 +24,7 @@ from . import ir
 from .diagnostics import caret_snippet
 from .functions import CONSTANTS, TABLE, Function, LangList, as_int, to_tensor
 from .gcpause import paused_gc
+from .naming import check_method, keyword_aliases, suggest
 from .parser import parse
 
 MAX_ELEMENTS = 10**8  # default allocation limit (elements of one result); --max-elements
@@ -110,7 +110,7 @@ class Program:
                 line, column = self._first_read(name)
                 raise self._located(
                     AgradNameError(
-                        f"unknown name {name!r}{_suggest(name, [*bindings, *TABLE, *CONSTANTS])}; "
+                        f"unknown name {name!r}{suggest(name, [*bindings, *TABLE, *CONSTANTS])}; "
                         f"give it a value with --set {name}=VALUE or assign it in the program"
                     ),
                     line,
@@ -120,7 +120,7 @@ class Program:
         for name in bindings:
             if name not in known:
                 raise AgradNameError(
-                    f"--set {name}: the program has no variable {name!r}{_suggest(name, known)}"
+                    f"--set {name}: the program has no variable {name!r}{suggest(name, known)}"
                 )
             if name in self.assigned and name not in self.constant:
                 line = self.assigned[name].line
@@ -131,7 +131,7 @@ class Program:
         for name in wrt:
             if name not in known:
                 raise AgradNameError(
-                    f"--wrt {name}: the program has no variable {name!r}{_suggest(name, known)}"
+                    f"--wrt {name}: the program has no variable {name!r}{suggest(name, known)}"
                 )
 
     def run(
@@ -154,7 +154,7 @@ class Program:
             raise self._located(
                 AgradNameError(
                     f"unknown name {name!r}"
-                    f"{_suggest(name, [*self.variables, *TABLE, *CONSTANTS])}; "
+                    f"{suggest(name, [*self.variables, *TABLE, *CONSTANTS])}; "
                     f"give it a value with --set {name}=VALUE or assign it in the program"
                 ),
                 line,
@@ -181,12 +181,6 @@ class Program:
         located = type(exc)(f"line {line}, column {column}: {exc}")
         located.snippet = caret_snippet(self.source, line, column, end)  # type: ignore[attr-defined]
         return located
-
-
-def _suggest(name: str, candidates: Iterable[str]) -> str:
-    others = [c for c in candidates if c != name]
-    close = difflib.get_close_matches(name, others, n=1, cutoff=0.6)
-    return f"; did you mean {close[0]!r}?" if close else ""
 
 
 class _Executor:
@@ -301,9 +295,11 @@ class _Executor:
         if fn is None:
             raise AgradNameError(
                 f"unknown function {instr.name!r}"
-                f"{_suggest(instr.name, TABLE)}; 'agrad functions' lists them"
+                f"{suggest(instr.name, TABLE, alternatives=True)}; 'agrad functions' lists them"
             )
-        kwargs = {k: slots[j] for k, j in instr.kwargs}
+        if instr.op == ir.METHOD:
+            check_method(fn)
+        kwargs = keyword_aliases(fn, {k: slots[j] for k, j in instr.kwargs})
         _bind(fn, args, kwargs)
         positional, keywords = fn.convert(args, kwargs)
         try:
@@ -377,7 +373,7 @@ def _bind(fn: Function, args: list, kwargs: dict) -> None:
         if key not in params:
             raise AgradValueError(
                 f"{fn.name}() has no argument {key!r}"
-                f"{_suggest(key, params)}; usage: {fn.signature()}"
+                f"{suggest(key, params)}; usage: {fn.signature()}"
             )
         if key in params[: len(args)]:
             raise AgradValueError(f"{fn.name}() got {key!r} twice; usage: {fn.signature()}")

@@ -3,10 +3,13 @@
 from . import (  # noqa: F401 - each module registers its entries
     activation,
     conv,
+    decomp,
+    einsum,
     elementwise,
     indexing,
     linalg,
     losses,
+    matrix,
     normalization,
     pooling,
     reduction,
