@@ -49,12 +49,20 @@ def graph_command(
         bool,
         typer.Option("--constants/--no-constants", help="Show inputs that do not require grad."),
     ] = True,
+    values: Annotated[
+        bool,
+        typer.Option(
+            "--values",
+            help="Show each node's value and the output's gradient with respect to it.",
+        ),
+    ] = False,
     dtype: DtypeOpt = Dtype.float64,
     seed: SeedOpt = 0,
     max_elements: LimitOpt = 10**8,
 ) -> None:
     """Show the computation graph: every node's grad_fn, shape and variable name, and an
-    AccumulateGrad for each leaf that requires grad.
+    AccumulateGrad for each leaf that requires grad (with --values, each node's value and
+    gradient). Pictures (dot, --render) carry a legend.
 
     Example:
 
@@ -70,7 +78,7 @@ def graph_command(
 
     session = make_session(program, file, set_, wrt, dtype, seed, max_elements)
     run = session.run()
-    graph = describe(run.output, run.env, constants=constants)
+    graph = describe(run.output, run.env, constants=constants, values=values)
     if render is not None:
         _render(out.graph_dot(graph), render)
         return

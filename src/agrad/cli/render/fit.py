@@ -46,7 +46,7 @@ class Progress:
         if self.bar is not None:
             self.bar.update(self.task, completed=step, loss=number(loss, 4))
         if self.every and self.fmt == "table" and step % self.every == 0:
-            cells = "  ".join(f"{n}={value_text(v, self.precision)}" for n, v in values.items())
+            cells = "  ".join(f"{n}={_cell(v, self.precision)}" for n, v in values.items())
             self.out.print(f"step {step:>6}  loss {number(loss, self.precision):>12}  {cells}")
 
     def __exit__(self, *exc: object) -> None:
@@ -54,31 +54,66 @@ class Progress:
             self.bar.__exit__(*exc)
 
 
+def _cell(value: Any, precision: int) -> str:
+    """A parameter in a --every row, on one line: a few numbers as they are, a larger tensor
+    as its shape, range and norm."""
+    a = np.asarray(value, dtype=np.float64)
+    if a.size <= 4 and a.ndim <= 1:
+        return value_text(a, precision)
+    if not np.isfinite(a).all():
+        return f"shape {a.shape}, not finite"
+    low, high = number(a.min(), 3), number(a.max(), 3)
+    return f"shape {a.shape} in [{low}, {high}], norm {number(np.linalg.norm(a), 3)}"
+
+
 def chart(history: list[float], width: int = CHART_WIDTH, height: int = CHART_HEIGHT) -> str:
-    """The loss curve in text: one column per bucket of steps, log scale when it spans
-    more than two decades."""
+    """The loss curve in text, drawn so that it does not lie: the first column is the first
+    loss itself and the last column ends at the final loss; every other column covers a
+    bucket of steps and spans its minimum to its maximum (oscillation stays visible); the
+    axis is logarithmic when the losses span more than two decades, labelled with real
+    values either way."""
     values = np.asarray(history, dtype=np.float64)
     if values.size == 0:
         return ""
-    positive = values.min() > 0
-    log = positive and values.max() / values.min() > 100
+    log = values.min() > 0 and values.max() / values.min() > 100
     ys = np.log10(values) if log else values
-    buckets = np.array_split(ys, min(width, ys.size))
-    points = np.array([b.mean() for b in buckets])
-    lo, hi = float(points.min()), float(points.max())
+    columns = [ys[:1]]  # the first loss alone
+    if ys.size > 1:
+        columns += np.array_split(ys[1:], min(width - 1, ys.size - 1))
+    lows = np.array([c.min() for c in columns])
+    highs = np.array([c.max() for c in columns])
+    lo, hi = float(lows.min()), float(highs.max())
     span = hi - lo or 1.0
-    rows = [[" "] * len(points) for _ in range(height)]
-    for x, y in enumerate(points):
-        level = int(round((y - lo) / span * (height - 1)))
-        rows[height - 1 - level][x] = "•"
-    top = 10**hi if log else hi
-    bottom = 10**lo if log else lo
-    lines = [f"{number(top, 3):>10} ┤" + "".join(rows[0])]
-    lines += [" " * 10 + " │" + "".join(r) for r in rows[1:-1]]
-    lines.append(f"{number(bottom, 3):>10} ┤" + "".join(rows[-1]))
-    lines.append(" " * 11 + "└" + "─" * len(points))
-    scale = " (log scale)" if log else ""
-    lines.append(" " * 12 + f"step 0 … {len(values) - 1}{scale}")
+
+    def level(y: float) -> int:
+        return int(round((y - lo) / span * (height - 1)))
+
+    rows = [[" "] * len(columns) for _ in range(height)]
+    for x, (low, high, column) in enumerate(zip(lows, highs, columns, strict=True)):
+        bottom, top = level(low), level(high)
+        for y in range(bottom, top + 1):
+            rows[height - 1 - y][x] = "│"
+        rows[height - 1 - level(column[-1])][x] = "•"  # where the bucket ends
+    labels = {
+        0: hi,
+        height - 1: lo,
+        (height - 1) // 2: hi - span * ((height - 1) // 2) / (height - 1),
+    }
+    lines = []
+    for i, row in enumerate(rows):
+        label = labels.get(i)
+        if label is None:
+            lines.append(" " * 10 + " │" + "".join(row))
+        else:
+            real = 10**label if log else label
+            lines.append(f"{number(real, 3):>10} ┤" + "".join(row))
+    lines.append(" " * 11 + "└" + "─" * len(columns))
+    scale = "log scale" if log else "linear scale"
+    lines.append(" " * 12 + f"steps 0…{len(values) - 1}, {scale}; • end of a span, │ its range")
+    lines.append(
+        " " * 12 + f"first loss {number(values[0], 4)}, last {number(values[-1], 4)}, "
+        f"lowest {number(values.min(), 4)} at step {int(values.argmin())}"
+    )
     return "\n".join(lines)
 
 

@@ -2,11 +2,37 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
-from .common import console, emit_json
+import numpy as np
+
+from .common import console, emit_json, number, to_json, value_text
 
 TREE_LIMIT = 300  # nodes drawn in the terminal tree before it is cut short
+PRECISION = 4
+
+
+def _compact(array: Any) -> str:
+    """A value for a node's label: the tensor on one line, or its range when large."""
+    a = np.asarray(array, dtype=np.float64)
+    if a.size <= 6:
+        return value_text(a, PRECISION).replace("\n", "")
+    finite = a[np.isfinite(a)]
+    if not finite.size:
+        return f"{a.size} values, none finite"
+    low, high = number(finite.min(), PRECISION), number(finite.max(), PRECISION)
+    return f"{a.size} values in [{low}, {high}]"
+
+
+def _numbers(node: Any) -> list[str]:
+    """'value ...' and 'grad ...' when the graph carries them (--values)."""
+    parts = []
+    if node.value is not None:
+        parts.append(f"value {_compact(node.value)}")
+    if node.grad is not None:
+        parts.append(f"grad {_compact(node.grad)}")
+    return parts
 
 
 def _label(node: Any) -> str:
@@ -18,16 +44,26 @@ def _label(node: Any) -> str:
         head = f"{node.variable or 'leaf'} (AccumulateGrad)"
     else:
         head = f"{node.variable or 'constant'} (constant)"
-    return f"{head} {list(node.shape) if node.shape else 'scalar'}"
+    return ", ".join([f"{head} {_shape(node)}", *_numbers(node)])
+
+
+STYLE = {
+    "op": 'shape=box, style="rounded,filled", fillcolor="#dde8ff"',
+    "leaf": 'shape=ellipse, style=filled, fillcolor="#d8f5d0"',
+    "constant": "shape=ellipse, style=dashed",
+}
+# What the shapes and colours mean, drawn beside the graph in every picture.
+LEGEND = (
+    ("legend_op", "an operation: its grad_fn (the backward function)", STYLE["op"]),
+    ("legend_leaf", "a leaf that requires grad: AccumulateGrad stores its .grad", STYLE["leaf"]),
+    ("legend_constant", "a constant (dashed): it gets no gradient", STYLE["constant"]),
+    ("legend_output", "the output (thick border); arrows: data flow", f"{STYLE['op']}, penwidth=2"),
+)
 
 
 def dot(graph: Any) -> str:
     lines = ["digraph agrad {", "  rankdir=BT;", '  node [fontname="Helvetica"];']
-    style = {
-        "op": 'shape=box, style="rounded,filled", fillcolor="#dde8ff"',
-        "leaf": 'shape=ellipse, style=filled, fillcolor="#d8f5d0"',
-        "constant": "shape=ellipse, style=dashed",
-    }
+    style = STYLE
     for n in graph.nodes:
         extra = ", penwidth=2" if n.output else ""
         if n.kind == "op":
@@ -36,10 +72,19 @@ def dot(graph: Any) -> str:
             text = f"{n.variable or 'leaf'}\\nAccumulateGrad\\n{_shape(n)}"
         else:
             text = f"{n.variable or 'constant'}\\n{_shape(n)}"
+        text = "\\n".join([text, *_numbers(n)])
         lines.append(f'  {n.id} [label="{_escape(text)}", {style[n.kind]}{extra}];')
     for source, target in graph.edges:
         lines.append(f"  {source} -> {target};")
-    lines.append("}")
+    lines += [
+        "  subgraph cluster_legend {",
+        '    label="legend"; style=dashed; fontname="Helvetica";',
+    ]
+    for key, text, look in LEGEND:
+        lines.append(f'    {key} [label="{_escape(text)}", {look}, fontsize=10];')
+    chain = " -> ".join(key for key, _, _ in reversed(LEGEND))  # (bottom to top: op first)
+    lines.append(f"    {chain} [style=invis];")
+    lines += ["  }", "}"]
     return "\n".join(lines) + "\n"
 
 
@@ -63,22 +108,19 @@ def mermaid(graph: Any) -> str:
 
 
 def as_json(graph: Any) -> dict[str, Any]:
-    return {
-        "nodes": [
-            {
-                "id": n.id,
-                "label": n.label,
-                "kind": n.kind,
-                "shape": list(n.shape),
-                "requires_grad": n.requires_grad,
-                "is_leaf": n.is_leaf,
-                "variable": n.variable,
-                "output": n.output,
-            }
-            for n in graph.nodes
-        ],
-        "edges": [{"source": s, "target": t} for s, t in graph.edges],
-    }
+    nodes = []
+    for n in graph.nodes:
+        node = {"id": n.id, "label": n.label, "kind": n.kind, "shape": list(n.shape),
+                "requires_grad": n.requires_grad, "is_leaf": n.is_leaf, "variable": n.variable,
+                "output": n.output}  # fmt: skip
+        if n.value is not None:
+            node["value"] = to_json(n.value)
+            node["grad"] = None if n.grad is None else to_json(n.grad)
+        nodes.append(node)
+    payload = {"nodes": nodes, "edges": [{"source": s, "target": t} for s, t in graph.edges]}
+    if graph.note:
+        payload["note"] = graph.note
+    return payload
 
 
 def tree(graph: Any) -> None:
@@ -129,3 +171,5 @@ def graph(graph_data: Any, fmt: str) -> None:
         console().file.write(mermaid(graph_data))
     else:
         tree(graph_data)
+    if graph_data.note and fmt != "json":  # (JSON carries it)
+        sys.stderr.write(f"note: {graph_data.note}\n")

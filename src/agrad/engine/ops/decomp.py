@@ -57,8 +57,25 @@ def _det_forward(x: Array) -> Array:
 
 
 def _det_vjp(ns, g, out, x):
-    # d det(A)/dA = det(A)·inv(A)ᵀ (the adjugate's transpose)
+    # d det(A)/dA = det(A)·inv(A)ᵀ, the cofactor matrix; at a singular matrix (no inverse)
+    # the cofactors from the SVD, as PyTorch gives them
+    if isinstance(x, np.ndarray):
+        try:
+            inverse = np.linalg.inv(x)
+        except np.linalg.LinAlgError:
+            return (g[..., None, None] * _cofactors(x),)
+        return ((g * out)[..., None, None] * np.swapaxes(inverse, -1, -2),)
     return (((g * out)[..., None, None]) * _mT(ns, _inverse(ns, x, "det")),)
+
+
+def _cofactors(x: np.ndarray) -> np.ndarray:
+    """adj(A)ᵀ from A = U·S·Vᵀ: det(U)·det(V)·U·diag(∏_{j≠i} s_j)·Vᵀ (defined when A is
+    singular, where det(A)·inv(A)ᵀ is not)."""
+    u, s, vt = np.linalg.svd(x)
+    n = s.shape[-1]
+    others = np.prod(np.where(np.eye(n, dtype=bool), 1.0, s[..., None, :]), axis=-1)
+    sign = np.linalg.det(u) * np.linalg.det(vt)
+    return sign[..., None, None] * ((u * others[..., None, :]) @ vt)
 
 
 def _slogdet_forward(x: Array) -> Array:

@@ -20,7 +20,9 @@ LETTERS = string.ascii_letters
 
 
 def _einsum_forward(*operands, equation: str):
-    return np.einsum(equation, *operands)
+    # NumPy's contraction-order search (and BLAS) pays off beyond small operands only.
+    large = len(operands) > 1 and max(np.size(x) for x in operands) > 256
+    return np.einsum(equation, *operands, optimize=large)
 
 
 def _split(equation: str, count: int) -> tuple[list[str], str | None]:
@@ -127,7 +129,7 @@ def _einsum_batch(op, values, params, size):
     letter = next(c for c in LETTERS if c not in params["equation"])
     batched = [letter + t if b else t for t, (_, b) in zip(terms.split(","), values, strict=True)]
     equation = ",".join(batched) + "->" + letter + output
-    return np.einsum(equation, *(v for v, _ in values))
+    return _einsum_forward(*(v for v, _ in values), equation=equation)
 
 
 def _rng(*shape, seed=0):
