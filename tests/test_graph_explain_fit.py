@@ -310,6 +310,14 @@ def test_graph_mermaid(cli, source):
     assert result.code == 0, result.err
     lines = [line for line in result.out.splitlines() if line.strip()]
     assert lines[0].startswith("flowchart")
+    legend = lines.index("    subgraph legend")  # the legend closes the chart
+    assert lines[legend + 1 :] == [
+        '        legend_op["an operation: its grad_fn"]',
+        '        legend_leaf(["a leaf that requires grad: AccumulateGrad"])',
+        '        legend_constant[/"a constant: it gets no gradient"/]',
+        "    end",
+    ]
+    lines = lines[:legend]
     node_lines, edge_lines = {}, []
     for line in lines[1:]:
         if m := re.match(r"^\s*(n\d+)\s*-->\s*(n\d+)\s*$", line):

@@ -104,6 +104,13 @@ def mermaid(graph: Any) -> str:
         lines.append(f'    {n.id}{opener}"{text}"{closer}')
     for source, target in graph.edges:
         lines.append(f"    {source} --> {target}")
+    lines += [
+        "    subgraph legend",
+        '        legend_op["an operation: its grad_fn"]',
+        '        legend_leaf(["a leaf that requires grad: AccumulateGrad"])',
+        '        legend_constant[/"a constant: it gets no gradient"/]',
+        "    end",
+    ]
     return "\n".join(lines) + "\n"
 
 
