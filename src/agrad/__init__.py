@@ -35,9 +35,12 @@ from .engine.creation import (
     zeros_like,
 )  # fmt: skip
 from .engine.dtypes import DTYPES as _DTYPES
+from .engine.dtypes import DType as dtype
 from .engine.dtypes import get_default_dtype, set_default_dtype
 from .engine.functions import *  # noqa: F403 - agrad.exp, agrad.sum, ... (the op table's faces)
 from .engine.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .engine.printing import get_printoptions, set_printoptions
+from .engine.size import Size
 from .engine.tensor import Tensor
 from .errors import (
     AgradError,
@@ -54,7 +57,8 @@ globals().update(_DTYPES)  # agrad.float32, agrad.float, agrad.double, agrad.int
 
 __all__ = [
     "AgradError", "AgradLimitError", "AgradNameError", "AgradShapeError", "AgradSyntaxError",
-    "AgradValueError", "Tensor", "arange", "as_tensor", "autograd", "empty", "empty_like",
+    "AgradValueError", "Size", "Tensor", "dtype", "get_printoptions", "set_printoptions",
+    "arange", "as_tensor", "autograd", "empty", "empty_like",
     "enable_grad", "eye", "from_numpy", "full", "full_like", "get_default_dtype",
     "is_grad_enabled", "linspace", "manual_seed", "nn", "no_grad", "ones", "ones_like", "optim",
     "rand", "rand_like", "randint", "randn", "randn_like", "seed", "set_default_dtype",

@@ -43,7 +43,7 @@ def _leaf(data: np.ndarray, requires_grad: bool) -> Tensor:
     return t
 
 
-def _float_dtype(dtype: Any) -> np.dtype:
+def _float_dtype(dtype: Any) -> Any:  # a NumPy dtype or an agrad DType (it carries one)
     return get_default_dtype() if dtype is None else np.dtype(dtype)
 
 

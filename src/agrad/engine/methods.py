@@ -11,8 +11,9 @@ from ..errors import AgradShapeError
 from . import autograd, fills, printing, shaping
 from . import functions as F
 from .args import as_tensor
-from .dtypes import DTYPES, to_dtype
+from .dtypes import DTYPES, DType, as_dtype, to_dtype
 from .public import METHODS
+from .size import Size
 from .tensor import Tensor
 
 OPERATORS = {
@@ -146,6 +147,24 @@ def _identity(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     return self
 
 
+# PyTorch's faces of a tensor's shape and dtype: a Size (a tuple printing torch.Size([...]))
+# and a DType (a NumPy dtype printing torch.float32); they replace tensor.py's plain ones.
+def _shape(self: Tensor) -> Size:
+    return Size(self.data.shape)
+
+
+def _dtype(self: Tensor) -> DType:
+    return as_dtype(self.data.dtype)
+
+
+def _size(self: Tensor, dim: int | None = None) -> Any:
+    return Size(self.data.shape) if dim is None else self.data.shape[dim]
+
+
+def _nelement(self: Tensor) -> int:
+    return int(self.data.size)
+
+
 def install() -> None:
     """Put every operator and method on `Tensor` (once, when agrad.engine is imported)."""
     for name, fn in {**OPERATORS, **METHODS}.items():
@@ -164,6 +183,8 @@ def install() -> None:
         "float": _cast("float32"), "double": _cast("float64"), "long": _cast("int64"),
         "int": _cast("int32"), "bool": _cast("bool"), "half": _cast("float16"),
         "cpu": _identity, "contiguous": _identity, "where": _where,
+        "shape": property(_shape), "dtype": property(_dtype), "size": _size,
+        "nelement": _nelement,
     }  # fmt: skip
     for name, fn in {**extra, **fills.METHODS}.items():
         setattr(Tensor, name, fn)
