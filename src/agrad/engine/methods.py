@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import AgradShapeError
-from . import autograd, fills, printing, shaping
+from . import autograd, compat, fills, printing, reorder, shaping
 from . import functions as F
 from .args import as_tensor
 from .dtypes import DTYPES, DType, as_dtype, to_dtype
@@ -27,6 +27,8 @@ OPERATORS = {
     "__rtruediv__": F.rdiv,
     "__pow__": F.pow,
     "__matmul__": F.matmul,
+    "__mod__": F.remainder,
+    "__floordiv__": F.floor_divide,
     "__lt__": F.lt,
     "__le__": F.le,
     "__gt__": F.gt,
@@ -46,6 +48,14 @@ OPERATORS = {
 
 def _rpow(self: Tensor, other: Any) -> Tensor:
     return F.pow(other, self)
+
+
+def _rmod(self: Tensor, other: Any) -> Tensor:
+    return F.remainder(other, self)
+
+
+def _rfloordiv(self: Tensor, other: Any) -> Tensor:
+    return F.floor_divide(other, self)
 
 
 def _rmatmul(self: Tensor, other: Any) -> Tensor:
@@ -175,7 +185,8 @@ def install() -> None:
                      "__itruediv__": F.div}.items():  # fmt: skip
         setattr(Tensor, name, _inplace(fn))
     extra = {
-        "__rpow__": _rpow, "__rmatmul__": _rmatmul, "__pos__": _pos, "__iter__": _iter,
+        "__rpow__": _rpow, "__rmatmul__": _rmatmul, "__rmod__": _rmod,
+        "__rfloordiv__": _rfloordiv, "__pos__": _pos, "__iter__": _iter,
         "__repr__": printing.tensor_repr, "backward": _backward,
         "T": property(_T), "mT": property(_mT), "to": _to,
         "type": _to, "view_as": _view_as, "reshape_as": _view_as, "expand_as": _expand_as,
@@ -186,7 +197,7 @@ def install() -> None:
         "shape": property(_shape), "dtype": property(_dtype), "size": _size,
         "nelement": _nelement,
     }  # fmt: skip
-    for name, fn in {**extra, **fills.METHODS}.items():
+    for name, fn in {**extra, **fills.METHODS, **reorder.METHODS, **compat.METHODS}.items():
         setattr(Tensor, name, fn)
 
 
