@@ -127,6 +127,20 @@ INFO: dict[str, Info] = {
     "abs": _sample("abs"),
     "sign": Info(program=_cli("sum(sign(x) * x)", "x"), zero_gradient=True),
     "floor": Info(program=_cli("sum(floor(x) * x)", "x"), zero_gradient=True),
+    "ceil": Info(program=_cli("sum(ceil(x) * x)", "x"), zero_gradient=True),
+    "trunc": Info(program=_cli("sum(trunc(x) * x)", "x"), zero_gradient=True),
+    "round": Info(program=_cli("sum(round(x) * x)", "x"), zero_gradient=True),
+    "log10": Info(program=_cli("sum(log10(x))", x=POS)),
+    "log2": Info(program=_cli("sum(log2(x))", x=POS)),
+    "rsqrt": Info(program=_cli("sum(rsqrt(x))", x=POS)),
+    "remainder": Info(
+        lambda t, a, b: t.remainder(a, b),
+        _cli("sum(remainder(x, p) * y)", "x", "y", "p"),
+        method="x % 2.0",
+    ),
+    "floor_divide": Info(
+        not_in_language="the Python API's // (not differentiable)", method="x // 2.0"
+    ),
     "sin": _sample("sin"),
     "cos": _sample("cos"),
     "tan": Info(program=_cli("sum(tan(x))", x=SMALL)),

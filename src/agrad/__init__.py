@@ -10,7 +10,9 @@
 from __future__ import annotations
 
 from . import autograd, linalg, nn, optim
+from .engine import compat as _compat
 from .engine import functions as _functions
+from .engine import reorder as _reorder
 from .engine.args import as_tensor
 from .engine.creation import (
     arange,
@@ -35,9 +37,14 @@ from .engine.creation import (
     zeros_like,
 )  # fmt: skip
 from .engine.dtypes import DTYPES as _DTYPES
+from .engine.dtypes import DType as dtype
 from .engine.dtypes import get_default_dtype, set_default_dtype
 from .engine.functions import *  # noqa: F403 - agrad.exp, agrad.sum, ... (the op table's faces)
+from .engine.generator import Generator, default_generator, initial_seed
 from .engine.grad_mode import enable_grad, is_grad_enabled, no_grad, set_grad_enabled
+from .engine.printing import get_printoptions, set_printoptions
+from .engine.sampling import multinomial, normal, randperm
+from .engine.size import Size
 from .engine.tensor import Tensor
 from .errors import (
     AgradError,
@@ -51,13 +58,21 @@ from .errors import (
 __version__ = "0.1.0"
 
 globals().update(_DTYPES)  # agrad.float32, agrad.float, agrad.double, agrad.int64, ...
+globals().update(_reorder.FUNCTIONS)  # sort, topk, flip, ... (composites of the table's ops)
+globals().update(_compat.FUNCTIONS)  # allclose, isclose, FloatTensor, ...
+_EXTRA = (*_reorder.FUNCTIONS, *_compat.FUNCTIONS)
 
 __all__ = [
     "AgradError", "AgradLimitError", "AgradNameError", "AgradShapeError", "AgradSyntaxError",
-    "AgradValueError", "Tensor", "arange", "as_tensor", "autograd", "empty", "empty_like",
+    "AgradValueError", "Generator", "Size", "Tensor", "default_generator", "initial_seed",
+    "multinomial", "normal", "randperm", "dtype", "get_printoptions", "set_printoptions",
+    "arange", "as_tensor", "autograd", "empty", "empty_like",
     "enable_grad", "eye", "from_numpy", "full", "full_like", "get_default_dtype",
     "is_grad_enabled", "linalg", "linspace", "manual_seed", "nn", "no_grad", "ones", "ones_like",
     "optim",
     "rand", "rand_like", "randint", "randn", "randn_like", "seed", "set_default_dtype",
-    "set_grad_enabled", "tensor", "zeros", "zeros_like", *_functions.PUBLIC,
+    "set_grad_enabled", "tensor", "zeros", "zeros_like", *_functions.PUBLIC, *_EXTRA,
 ]  # fmt: skip
+# PyTorch's keyword spellings on every agrad.* function: torch.matmul(input=a, other=b),
+# torch.add(a, b, out=c). (Internal calls use the unwrapped functions.)
+globals().update(_compat.keyword_faces(_functions.PUBLIC, globals()))

@@ -126,7 +126,7 @@ def compare(now: dict[str, Any], then: Any, tol: Tolerance) -> Comparison:
         a = np.asarray(new, dtype=np.float64)
         b = _numbers(old, label)
         if a.shape != b.shape:
-            messages.append(f"{label} changed shape from {b.shape} to {a.shape}")
+            messages.append(f"{label} changed shape from {tuple(b.shape)} to {tuple(a.shape)}")
             worst = math.inf
             continue
         changed = ~(np.abs(a - b) <= tol.atol + tol.rtol * np.abs(b))  # nan on either side

@@ -113,7 +113,7 @@ def hand_claims(
         expected = tuple(out_shape) + shape
         if array.shape != expected and not (m == 1 and array.shape == shape):
             raise AgradValueError(
-                f"{label}: the gradient for {name!r} has shape {array.shape}; expected "
+                f"{label}: the gradient for {name!r} has shape {tuple(array.shape)}; expected "
                 f"{expected} (output shape {tuple(out_shape)} + {name}'s shape {shape})"
             )
         claims[name] = array.reshape(m, int(np.prod(shape)) if shape else 1)

@@ -14,15 +14,8 @@ from ..errors import AgradValueError
 from . import limits
 from .args import as_tensor, shape_of
 from .dtypes import get_default_dtype
+from .generator import manual_seed, numpy_rng
 from .tensor import Tensor, wrap
-
-_RNG = [np.random.default_rng()]
-
-
-def manual_seed(seed: int) -> None:
-    """Seed randn/rand (NumPy's generator: the numbers differ from PyTorch's)."""
-    _RNG[0] = np.random.default_rng(int(seed))
-
 
 seed = manual_seed
 
@@ -43,7 +36,7 @@ def _leaf(data: np.ndarray, requires_grad: bool) -> Tensor:
     return t
 
 
-def _float_dtype(dtype: Any) -> np.dtype:
+def _float_dtype(dtype: Any) -> Any:  # a NumPy dtype or an agrad DType (it carries one)
     return get_default_dtype() if dtype is None else np.dtype(dtype)
 
 
@@ -113,10 +106,28 @@ def linspace(
 
 
 def randn(
-    *size: Any, dtype: Any = None, requires_grad: bool = False, generator: Any = None
+    *size: Any,
+    dtype: Any = None,
+    requires_grad: bool = False,
+    generator: Any = None,
+    **kwargs: Any,
 ) -> Tensor:
-    data = _RNG[0].standard_normal(_sized(size, "randn")).astype(_float_dtype(dtype))
-    return _leaf(data, requires_grad)
+    """Standard normal numbers, ``randn(2, 3)``, ``randn((2, 3))`` or ``randn(size=(2, 3))``."""
+    size = _size_keyword(size, kwargs, "randn")
+    data = numpy_rng(generator).standard_normal(_sized(size, "randn"))
+    return _leaf(data.astype(_float_dtype(dtype)), requires_grad)
+
+
+def _size_keyword(size: tuple, kwargs: dict, what: str) -> tuple:
+    """PyTorch's ``size=`` keyword, the alternative to positional sizes."""
+    kwargs.pop("device", None)
+    if "size" in kwargs:
+        if size:
+            raise TypeError(f"{what}() got sizes both positionally and as size=")
+        size = (kwargs.pop("size"),)
+    if kwargs:
+        raise TypeError(f"{what}() got an unexpected keyword argument {next(iter(kwargs))!r}")
+    return size
 
 
 def randint(
@@ -130,14 +141,16 @@ def randint(
     """Random integers in [low, high) (``randint(high, size)`` starts at 0), int64."""
     if high is None:
         low, high = 0, low
-    data = _RNG[0].integers(int(low), int(high), _sized((size,), "randint"))
+    data = numpy_rng(generator).integers(int(low), int(high), _sized((size,), "randint"))
     return _leaf(data.astype(dtype or np.int64), requires_grad)
 
 
 def rand(
-    *size: Any, dtype: Any = None, requires_grad: bool = False, generator: Any = None
+    *size: Any, dtype: Any = None, requires_grad: bool = False, generator: Any = None, **kwargs: Any
 ) -> Tensor:
-    data = _RNG[0].random(_sized(size, "rand")).astype(_float_dtype(dtype))
+    """Uniform numbers in [0, 1): ``rand(2, 3)``, ``rand((2, 3))``, ``rand(size=(2, 3))``."""
+    size = _size_keyword(size, kwargs, "rand")
+    data = numpy_rng(generator).random(_sized(size, "rand")).astype(_float_dtype(dtype))
     return _leaf(data, requires_grad)
 
 

@@ -1,4 +1,10 @@
-"""Dtypes as NumPy dtype objects under PyTorch's names, and the default float dtype."""
+"""Dtypes under PyTorch's names, and the default float dtype.
+
+``agrad.float32`` is a `DType`: it prints as PyTorch's does (``torch.float32``: code written
+for ``import torch`` compares printed text, so agrad answers with the name that code uses)
+and stands for its NumPy dtype everywhere NumPy takes one (``np.zeros(2, dtype=agrad.float32)``,
+``t.dtype == np.float32``, ``t.dtype.kind``), through NumPy's ``.dtype`` protocol.
+"""
 
 from __future__ import annotations
 
@@ -6,21 +12,79 @@ from typing import Any
 
 import numpy as np
 
+
+class DType:
+    """A NumPy dtype with PyTorch's face: ``str(agrad.float32) == 'torch.float32'``."""
+
+    __slots__ = ("dtype",)
+
+    def __init__(self, dtype: np.dtype) -> None:
+        self.dtype = dtype  # NumPy reads this attribute wherever it is given a DType
+
+    def __getattr__(self, name: str) -> Any:  # kind, name, itemsize, type, char ...
+        return getattr(self.dtype, name)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, DType):
+            return self.dtype == other.dtype
+        try:
+            return bool(self.dtype == np.dtype(other))  # type: ignore[call-overload]
+        except TypeError:
+            return False
+
+    def __hash__(self) -> int:
+        return hash(self.dtype)  # as the NumPy dtype's, so either finds the other in a dict
+
+    def __repr__(self) -> str:
+        return f"torch.{_TORCH_NAMES.get(self.dtype.name, self.dtype.name)}"
+
+    __str__ = __repr__
+
+    def __reduce__(self) -> tuple:
+        return (as_dtype, (self.dtype.name,))
+
+    @property
+    def is_floating_point(self) -> bool:
+        return self.dtype.kind == "f"
+
+    @property
+    def is_complex(self) -> bool:
+        return self.dtype.kind == "c"
+
+    @property
+    def is_signed(self) -> bool:
+        return self.dtype.kind in "ifc"
+
+
+_TORCH_NAMES = {"complex64": "complex64", "complex128": "complex128"}
+_BY_NUMPY: dict[np.dtype, DType] = {}
+
+
+def as_dtype(dtype: Any) -> DType:
+    """The `DType` of a NumPy dtype, an agrad dtype or a name (one object per dtype)."""
+    d = dtype.dtype if isinstance(dtype, DType) else np.dtype(dtype)
+    found = _BY_NUMPY.get(d)
+    if found is None:
+        found = _BY_NUMPY[d] = DType(d)
+    return found
+
+
 # PyTorch's names; `agrad/__init__.py` exports them (agrad.float32, agrad.float, ...).
-DTYPES: dict[str, np.dtype] = {
-    "float16": np.dtype("float16"), "half": np.dtype("float16"),
-    "float32": np.dtype("float32"), "float": np.dtype("float32"),
-    "float64": np.dtype("float64"), "double": np.dtype("float64"),
-    "int8": np.dtype("int8"), "int16": np.dtype("int16"), "short": np.dtype("int16"),
-    "int32": np.dtype("int32"), "int": np.dtype("int32"),
-    "int64": np.dtype("int64"), "long": np.dtype("int64"),
-    "uint8": np.dtype("uint8"), "bool": np.dtype("bool"),
+DTYPES: dict[str, DType] = {
+    name: as_dtype(numpy_name)
+    for name, numpy_name in {
+        "float16": "float16", "half": "float16", "float32": "float32", "float": "float32",
+        "float64": "float64", "double": "float64", "int8": "int8", "int16": "int16",
+        "short": "int16", "int32": "int32", "int": "int32", "int64": "int64", "long": "int64",
+        "uint8": "uint8", "bool": "bool", "complex64": "complex64", "cfloat": "complex64",
+        "complex128": "complex128", "cdouble": "complex128",
+    }.items()
 }  # fmt: skip
 
-_DEFAULT = [np.dtype("float64")]
+_DEFAULT = [DTYPES["float64"]]
 
 
-def get_default_dtype() -> np.dtype:
+def get_default_dtype() -> DType:
     """The dtype of floating tensors created from Python numbers (float64 unless changed)."""
     return _DEFAULT[0]
 
@@ -30,7 +94,7 @@ def set_default_dtype(dtype: Any) -> None:
     d = np.dtype(dtype)
     if d.kind != "f":
         raise TypeError(f"only floating-point types are supported as the default type, got {d}")
-    _DEFAULT[0] = d
+    _DEFAULT[0] = as_dtype(d)
 
 
 def to_dtype(dtype: Any) -> np.dtype | None:

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..errors import AgradValueError
 from . import functions as F
-from .creation import _RNG
+from .generator import numpy_rng
 from .tensor import Tensor
 
 
@@ -30,19 +30,19 @@ def _draw(t: Tensor, what: str, draw: Any) -> np.ndarray:
 
 def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, *, generator: Any = None) -> Tensor:
     """Fill with numbers drawn uniformly from [a, b)."""
-    values = _draw(self, "uniform_", lambda shape: _RNG[0].uniform(a, b, shape))
+    values = _draw(self, "uniform_", lambda shape: numpy_rng(generator).uniform(a, b, shape))
     return self._inplace(_replaced, values)
 
 
 def normal_(self: Tensor, mean: float = 0.0, std: float = 1.0, *, generator: Any = None) -> Tensor:
     """Fill with numbers drawn from the normal distribution N(mean, std²)."""
-    values = _draw(self, "normal_", lambda shape: _RNG[0].normal(mean, std, shape))
+    values = _draw(self, "normal_", lambda shape: numpy_rng(generator).normal(mean, std, shape))
     return self._inplace(_replaced, values)
 
 
 def bernoulli_(self: Tensor, p: float = 0.5, *, generator: Any = None) -> Tensor:
     """Fill with 1 with probability p, else 0."""
-    values = _draw(self, "bernoulli_", lambda shape: _RNG[0].random(shape) < p)
+    values = _draw(self, "bernoulli_", lambda shape: numpy_rng(generator).random(shape) < p)
     return self._inplace(_replaced, values)
 
 

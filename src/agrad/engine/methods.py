@@ -8,11 +8,12 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import AgradShapeError
-from . import autograd, fills, printing, shaping
+from . import autograd, compat, fills, printing, reorder, shaping
 from . import functions as F
 from .args import as_tensor
-from .dtypes import DTYPES, to_dtype
+from .dtypes import DTYPES, DType, as_dtype, to_dtype
 from .public import METHODS
+from .size import Size
 from .tensor import Tensor
 
 OPERATORS = {
@@ -26,6 +27,8 @@ OPERATORS = {
     "__rtruediv__": F.rdiv,
     "__pow__": F.pow,
     "__matmul__": F.matmul,
+    "__mod__": F.remainder,
+    "__floordiv__": F.floor_divide,
     "__lt__": F.lt,
     "__le__": F.le,
     "__gt__": F.gt,
@@ -45,6 +48,14 @@ OPERATORS = {
 
 def _rpow(self: Tensor, other: Any) -> Tensor:
     return F.pow(other, self)
+
+
+def _rmod(self: Tensor, other: Any) -> Tensor:
+    return F.remainder(other, self)
+
+
+def _rfloordiv(self: Tensor, other: Any) -> Tensor:
+    return F.floor_divide(other, self)
 
 
 def _rmatmul(self: Tensor, other: Any) -> Tensor:
@@ -146,6 +157,24 @@ def _identity(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
     return self
 
 
+# PyTorch's faces of a tensor's shape and dtype: a Size (a tuple printing torch.Size([...]))
+# and a DType (a NumPy dtype printing torch.float32); they replace tensor.py's plain ones.
+def _shape(self: Tensor) -> Size:
+    return Size(self.data.shape)
+
+
+def _dtype(self: Tensor) -> DType:
+    return as_dtype(self.data.dtype)
+
+
+def _size(self: Tensor, dim: int | None = None) -> Any:
+    return Size(self.data.shape) if dim is None else self.data.shape[dim]
+
+
+def _nelement(self: Tensor) -> int:
+    return int(self.data.size)
+
+
 def install() -> None:
     """Put every operator and method on `Tensor` (once, when agrad.engine is imported)."""
     for name, fn in {**OPERATORS, **METHODS}.items():
@@ -156,7 +185,8 @@ def install() -> None:
                      "__itruediv__": F.div}.items():  # fmt: skip
         setattr(Tensor, name, _inplace(fn))
     extra = {
-        "__rpow__": _rpow, "__rmatmul__": _rmatmul, "__pos__": _pos, "__iter__": _iter,
+        "__rpow__": _rpow, "__rmatmul__": _rmatmul, "__rmod__": _rmod,
+        "__rfloordiv__": _rfloordiv, "__pos__": _pos, "__iter__": _iter,
         "__repr__": printing.tensor_repr, "backward": _backward,
         "T": property(_T), "mT": property(_mT), "to": _to,
         "type": _to, "view_as": _view_as, "reshape_as": _view_as, "expand_as": _expand_as,
@@ -164,8 +194,10 @@ def install() -> None:
         "float": _cast("float32"), "double": _cast("float64"), "long": _cast("int64"),
         "int": _cast("int32"), "bool": _cast("bool"), "half": _cast("float16"),
         "cpu": _identity, "contiguous": _identity, "where": _where,
+        "shape": property(_shape), "dtype": property(_dtype), "size": _size,
+        "nelement": _nelement,
     }  # fmt: skip
-    for name, fn in {**extra, **fills.METHODS}.items():
+    for name, fn in {**extra, **fills.METHODS, **reorder.METHODS, **compat.METHODS}.items():
         setattr(Tensor, name, fn)
 
 

@@ -34,10 +34,18 @@ class Optimizer:
         groups = params if isinstance(params[0], dict) else [{"params": params}]
         self.defaults = defaults
         self.param_groups: list[dict[str, Any]] = []
-        for group in groups:
-            full = {**defaults, **group, "params": list(group["params"])}
-            self.param_groups.append(full)
         self.state: dict[int, dict[str, Any]] = {}
+        for group in groups:
+            self.add_param_group(group)
+
+    def add_param_group(self, param_group: dict[str, Any]) -> None:
+        """Add a group of parameters with its own options (the defaults fill the rest)."""
+        params = param_group["params"]
+        params = [params] if isinstance(params, Tensor) else list(params)
+        seen = {id(p) for group in self.param_groups for p in group["params"]}
+        if any(id(p) in seen for p in params):
+            raise ValueError("some parameters appear in more than one parameter group")
+        self.param_groups.append({**self.defaults, **param_group, "params": params})
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         for group in self.param_groups:
@@ -119,6 +127,8 @@ class SGD(Optimizer):
 class Adam(Optimizer):
     """Adam, as torch.optim.Adam (bias-corrected moments; optional AMSGrad)."""
 
+    decoupled = False  # AdamW: weight decay shrinks p itself, not added to the gradient
+
     def __init__(
         self,
         params: Any,
@@ -149,7 +159,7 @@ class Adam(Optimizer):
             beta1, beta2 = group["betas"]
             for p, g, state in self._params_with_grad(group):
                 g = -g if group["maximize"] else g
-                if group["weight_decay"]:
+                if group["weight_decay"] and not self.decoupled:
                     g = g + group["weight_decay"] * p.data
                 if not state:
                     state.update(
@@ -165,8 +175,29 @@ class Adam(Optimizer):
                     v = state["max_exp_avg_sq"] = np.maximum(state["max_exp_avg_sq"], v)
                 bias1, bias2 = 1 - beta1**t, 1 - beta2**t
                 denom = np.sqrt(v) / np.sqrt(bias2) + group["eps"]
+                if self.decoupled and group["weight_decay"]:
+                    p.data *= 1 - group["lr"] * group["weight_decay"]
                 p.data -= (group["lr"] / bias1) * (m / denom)
                 bump_version(p)
 
 
-__all__ = ["Optimizer", "SGD", "Adam", "Tensor"]
+class AdamW(Adam):
+    """AdamW, as torch.optim.AdamW: Adam with decoupled weight decay, p *= 1 - lr·wd."""
+
+    decoupled = True
+
+    def __init__(
+        self,
+        params: Any,
+        lr: float = 1e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 1e-2,
+        amsgrad: bool = False,
+        *,
+        maximize: bool = False,
+    ) -> None:
+        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, maximize=maximize)
+
+
+__all__ = ["Optimizer", "SGD", "Adam", "AdamW", "Tensor"]

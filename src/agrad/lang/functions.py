@@ -79,7 +79,7 @@ def _stack_literal(items: LangList, where: str) -> Tensor:
     if all(isinstance(v, bool) for v in items):  # [true, false, true]: a mask
         return F.as_tensor(np.array(items, dtype=bool))
     parts = [to_tensor(v, where) for v in items]
-    shapes = {p.shape for p in parts}
+    shapes = {tuple(p.shape) for p in parts}
     if len(shapes) > 1:
         a, b = sorted(shapes, key=len)[:2]
         raise AgradValueError(
@@ -110,7 +110,9 @@ def as_ints(value: Any, fn: str, param: str) -> tuple[int, ...] | int:
 def as_float(value: Any, fn: str, param: str) -> float:
     v = to_tensor(value)
     if v.data.size != 1:
-        raise AgradValueError(f"{fn}: {param} must be a number, got a tensor of shape {v.shape}")
+        raise AgradValueError(
+            f"{fn}: {param} must be a number, got a tensor of shape {tuple(v.shape)}"
+        )
     return float(v.data.reshape(-1)[0])
 
 

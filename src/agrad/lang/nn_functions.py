@@ -116,7 +116,8 @@ def _classes_or_probabilities(x: Tensor, target: Tensor) -> Any:
     values = np.asarray(target)
     if not np.all(values == np.round(values)):
         raise AgradValueError(
-            f"cross_entropy: a target of shape {target.shape} (not the input's {x.shape}) holds "
+            f"cross_entropy: a target of shape {tuple(target.shape)} (not the input's "
+            f"{tuple(x.shape)}) holds "
             "class indices, which must be whole numbers"
         )
     return values.astype(np.int64)

@@ -141,7 +141,7 @@ class Session:
         if grad_output is None:
             if out.data.size != 1:
                 raise AgradValueError(
-                    f"the output has shape {out.shape}, not a single number, so it has no "
+                    f"the output has shape {tuple(out.shape)}, not a single number, so it has no "
                     "gradient of its own: give --grad-output VALUE (the backward 'gradient', a "
                     "vector-Jacobian product) or use 'agrad jacobian'"
                 )
@@ -153,8 +153,8 @@ class Session:
             return wrap(np.array(np.broadcast_to(g, out.shape)))
         except ValueError:
             raise AgradValueError(
-                f"--grad-output has shape {g.shape}, but the output has shape "
-                f"{out.shape}; give one value per output element"
+                f"--grad-output has shape {tuple(g.shape)}, but the output has shape "
+                f"{tuple(out.shape)}; give one value per output element"
             ) from None
 
     @paused_gc()
@@ -182,7 +182,7 @@ class Session:
         if out.data.size != 1:
             raise AgradValueError(
                 f"hessian needs a single-number output, but it has shape "
-                f"{out.shape}; reduce it first, e.g. sum(...)"
+                f"{tuple(out.shape)}; reduce it first, e.g. sum(...)"
             )
         tensors = list(targets.values())
         names = list(targets)

@@ -13,6 +13,7 @@ from . import (  # noqa: F401 - each module registers its entries
     normalization,
     pooling,
     reduction,
+    rounding,
     shape,
     windows,
 )

@@ -1,0 +1,68 @@
+"""Random number generators: `Generator` (PyTorch's ``torch.Generator``) over NumPy's.
+
+Seeded runs repeat, but the numbers are NumPy's PCG64 stream, not PyTorch's Mersenne
+Twister: the same seed gives other values than in PyTorch. ``agrad.manual_seed`` seeds
+the default generator and returns it, as PyTorch's does.
+"""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+import numpy as np
+
+
+class Generator:
+    """A seedable source of random numbers: ``g = agrad.Generator().manual_seed(42)``,
+    then ``agrad.randn(3, generator=g)``."""
+
+    def __init__(self, device: Any = "cpu") -> None:
+        self.device = device
+        self.seed()
+
+    def manual_seed(self, seed: int) -> Generator:
+        """Restart the stream from ``seed``; returns the generator (for chaining)."""
+        self._initial = int(seed)
+        self.numpy = np.random.default_rng(self._initial)
+        return self
+
+    def seed(self) -> int:
+        """Seed from the operating system's entropy; returns the seed chosen."""
+        self.manual_seed(secrets.randbits(63))
+        return self._initial
+
+    def initial_seed(self) -> int:
+        return self._initial
+
+    def get_state(self) -> dict:
+        """The stream's state (NumPy's bit-generator state: not PyTorch's byte tensor)."""
+        return dict(self.numpy.bit_generator.state)
+
+    def set_state(self, state: dict) -> Generator:
+        self.numpy.bit_generator.state = state
+        return self
+
+    def __repr__(self) -> str:
+        return f"<agrad.Generator object at {id(self):#x}>"
+
+
+default_generator = Generator()
+
+
+def numpy_rng(generator: Generator | None = None) -> np.random.Generator:
+    """The NumPy generator to draw from: ``generator``'s, else the default one."""
+    if generator is None:
+        return default_generator.numpy
+    if not isinstance(generator, Generator):
+        raise TypeError(f"generator must be an agrad.Generator, got {type(generator).__name__}")
+    return generator.numpy
+
+
+def manual_seed(seed: int) -> Generator:
+    """Seed the default generator (randn, rand, randint, ...); returns it, as PyTorch does."""
+    return default_generator.manual_seed(seed)
+
+
+def initial_seed() -> int:
+    return default_generator.initial_seed()

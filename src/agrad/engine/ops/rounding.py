@@ -1,0 +1,90 @@
+"""More elementwise entries PyTorch code uses: log10, log2, rsqrt, the rounding family
+(ceil, round, trunc: zero gradients, as floor's), remainder (``%``) and floor division
+(``//``, which PyTorch does not differentiate either)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..kernels import Array
+from ..node import Node
+from .core import (
+    BINARY,
+    BINARY_CASES,
+    NOTHING,
+    OUTPUT,
+    UNARY,
+    Case,
+    Op,
+    Saves,
+    broadcast_shape,
+    raw,
+    register,
+    same_shape,
+    special,
+)
+from .elementwise import _zero_vjp, unary
+
+LN10, LN2 = math.log(10.0), math.log(2.0)
+
+
+def _log10_vjp(ns, g, out, x, **_):
+    return (g / (x * LN10),)
+
+
+def _log2_vjp(ns, g, out, x, **_):
+    return (g / (x * LN2),)
+
+
+def _rsqrt_forward(x: Array) -> Array:
+    return 1.0 / np.sqrt(x)
+
+
+def _rsqrt_vjp(ns, g, out, x, **_):
+    return (g * (-0.5) * out * out * out,)  # d x**-1/2 = -x**-3/2 / 2, from the output
+
+
+def _round_forward(x: Array, decimals: int = 0) -> Array:
+    return np.round(x, decimals)  # half to even, as PyTorch
+
+
+def _remainder_vjp(ns, g, out, a, b, **_):
+    # a - b·floor(a/b): d/da = 1, d/db = -floor(a/b) (PyTorch's formula).
+    return g, g * -np.floor(raw(a) / raw(b))
+
+
+def _remainder_name(node: Node) -> str:
+    # PyTorch: RemainderBackward0 with a number as divisor, RemainderBackward1 with a tensor.
+    return "RemainderBackward1" if hasattr(node.inputs[1], "shape") else "RemainderBackward0"
+
+
+def _round_name(node: Node) -> str:
+    return "RoundBackward1" if node.params.get("decimals") else "RoundBackward0"
+
+
+ROUNDING_SAMPLE = (special([-1.5, 0.5, 2.5, 0.0], at_kink=True),)
+
+register(
+    unary("log10", "Log10Backward0", np.log10, _log10_vjp, "d log10(a)/da = 1/(a·ln 10)",
+          domain=(0.2, 3.0)),
+    unary("log2", "Log2Backward0", np.log2, _log2_vjp, "d log2(a)/da = 1/(a·ln 2)",
+          domain=(0.2, 3.0)),
+    unary("rsqrt", "RsqrtBackward0", _rsqrt_forward, _rsqrt_vjp,
+          "d a**(-1/2)/da = -a**(-3/2)/2", saves=OUTPUT, domain=(0.2, 3.0)),
+    unary("ceil", "CeilBackward0", np.ceil, _zero_vjp, "d ceil(a)/da = 0 (a step function)",
+          saves=NOTHING, kink=True, special=ROUNDING_SAMPLE),
+    unary("trunc", "TruncBackward0", np.trunc, _zero_vjp, "d trunc(a)/da = 0 (a step function)",
+          saves=NOTHING, kink=True, aliases=("fix",), special=ROUNDING_SAMPLE),
+    Op("round", _round_name, _round_forward, _zero_vjp, same_shape,
+       explain="d round(a)/da = 0 (a step function)", saves=NOTHING, kink=True, family=UNARY,
+       language=True, special=ROUNDING_SAMPLE,
+       cases=(Case(((3,),)), Case(((2, 3),), {"decimals": 1}))),
+    Op("remainder", _remainder_name, np.remainder, _remainder_vjp, broadcast_shape, arity=2,
+       family=BINARY, explain="d(a mod b)/da = 1, d(a mod b)/db = -floor(a/b)", kink=True,
+       saves=Saves(inputs=None), domain=((-3.0, 3.0), (0.7, 2.0)), cases=BINARY_CASES,
+       language=True, doc="a - b·floor(a/b): the remainder with the divisor's sign (Python's %)"),
+    Op("floor_divide", "", np.floor_divide, None, broadcast_shape, arity=2, family=BINARY,
+       saves=NOTHING, doc="floor(a/b), not differentiable (as in PyTorch)"),
+)  # fmt: skip

@@ -1,0 +1,231 @@
+"""Tensor utilities PyTorch code uses, composed from the op table's indexing and selection:
+sort, argsort, topk, flip, roll, repeat, tile, chunk, split, masked_fill, nonzero, and the
+one-argument where. No new primitive: each is a gather (advanced indexing), a slice or a
+where, so its gradient is theirs (a gather's VJP adds up repeated indices) and their
+generated tests cover it; the grad_fn shown is that op's (IndexBackward0, SliceBackward0,
+WhereBackward0), not PyTorch's SortBackward0 & co.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..errors import AgradValueError
+from . import functions as F
+from . import shaping
+from .args import as_tensor, first
+from .tensor import Tensor, wrap
+
+ValuesIndices = F.ValuesIndices  # torch.return_types-style: .values, .indices
+
+
+def _dim(x: Tensor, dim: int) -> int:
+    nd = max(x.ndim, 1)
+    if not -nd <= dim < nd:
+        raise IndexError(
+            f"Dimension out of range (expected to be in range of [{-nd}, {nd - 1}], but got {dim})"
+        )
+    return dim % nd
+
+
+def _gather(x: Tensor, dim: int, positions: np.ndarray) -> Tensor:
+    """``x`` with axis ``dim`` re-indexed by ``positions`` (which has x's shape but along
+    ``dim``): a single advanced-indexing gather, differentiable through the table."""
+    grids = list(np.ogrid[tuple(slice(n) for n in positions.shape)])
+    grids[dim] = positions
+    return shaping.index(x, tuple(grids))
+
+
+def _order(data: np.ndarray, dim: int, descending: bool) -> np.ndarray:
+    # Stable, with NaN counted as the largest value (PyTorch's order).
+    if descending:
+        key = np.where(np.isnan(data), -np.inf, -data) if data.dtype.kind == "f" else -data
+        nan_first = np.isnan(data) if data.dtype.kind == "f" else None
+        order = np.argsort(key, axis=dim, kind="stable")
+        if nan_first is not None and nan_first.any():
+            flags = np.take_along_axis(nan_first, order, axis=dim)
+            order = np.take_along_axis(order, np.argsort(~flags, axis=dim, kind="stable"), dim)
+        return order
+    if data.dtype == bool:
+        data = data.astype(np.int8)
+    return np.argsort(data, axis=dim, kind="stable")
+
+
+def sort(x: Any, dim: int = -1, descending: bool = False, stable: bool = False) -> Any:
+    """(values, indices) sorted along ``dim`` (ties keep their order)."""
+    x = first(x)
+    if x.ndim == 0:
+        return ValuesIndices(F.clone(x), wrap(np.zeros((), np.int64)))
+    d = _dim(x, dim)
+    order = _order(x.data, d, descending)
+    return ValuesIndices(_gather(x, d, order), wrap(order.astype(np.int64)))
+
+
+def argsort(x: Any, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
+    """The indices that sort ``x`` along ``dim``."""
+    x = first(x)
+    if x.ndim == 0:
+        return wrap(np.zeros((), np.int64))
+    return wrap(_order(x.data, _dim(x, dim), descending).astype(np.int64))
+
+
+def topk(x: Any, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Any:  # noqa: A002
+    """The ``k`` largest (or smallest) elements along ``dim`` and their indices."""
+    x = first(x)
+    d = _dim(x, dim)
+    n = x.shape[d] if x.ndim else 1
+    if not 0 <= k <= n:
+        raise RuntimeError("selected index k out of range")
+    if x.ndim == 0:
+        return ValuesIndices(F.clone(x), wrap(np.zeros((), np.int64)))
+    order = np.take(_order(x.data, d, largest), range(k), axis=d)
+    return ValuesIndices(_gather(x, d, order), wrap(order.astype(np.int64)))
+
+
+def _dims(dims: Any, more: tuple) -> tuple[int, ...]:
+    if isinstance(dims, (list, tuple)):
+        return tuple(int(d) for d in dims) + tuple(int(d) for d in more)
+    return (int(dims), *(int(d) for d in more))
+
+
+def flip(x: Any, dims: Any, *more: Any) -> Tensor:
+    """``x`` with the order of the elements along ``dims`` reversed."""
+    x = first(x)
+    key: list[Any] = [slice(None)] * x.ndim
+    for d in _dims(dims, more):
+        d = _dim(x, d)
+        key[d] = np.arange(x.shape[d] - 1, -1, -1)
+    return _index_each(x, key)
+
+
+def _index_each(x: Tensor, key: list) -> Tensor:
+    """``x`` indexed by one array per axis, applied one axis at a time (so the arrays do
+    not broadcast against each other, unlike a single advanced index)."""
+    out = x
+    for d, k in enumerate(key):
+        if isinstance(k, np.ndarray):
+            out = shaping.index(out, (slice(None),) * d + (k,))
+    return out if out is not x else F.clone(x)
+
+
+def roll(x: Any, shifts: Any, dims: Any = None) -> Tensor:
+    """Elements shifted along ``dims`` (the flattened tensor without), wrapping around."""
+    x = first(x)
+    if dims is None:
+        flat = shaping.reshape(x, -1)
+        shift = int(shifts[0] if isinstance(shifts, (list, tuple)) else shifts)
+        rolled = shaping.index(flat, (np.roll(np.arange(flat.shape[0]), shift),))
+        return shaping.reshape(rolled, x.shape)
+    shift_list = _dims(shifts, ())
+    dim_list = _dims(dims, ())
+    if len(shift_list) != len(dim_list):
+        raise RuntimeError(
+            f"shifts and dimensions must align. shifts: {len(shift_list)}, dims:{len(dim_list)}"
+        )
+    key: list[Any] = [slice(None)] * x.ndim
+    for s, d in zip(shift_list, dim_list, strict=True):
+        d = _dim(x, d)
+        base = key[d] if isinstance(key[d], np.ndarray) else np.arange(x.shape[d])
+        key[d] = np.roll(base, s)
+    return _index_each(x, key)
+
+
+def repeat(x: Any, *sizes: Any) -> Tensor:
+    """``x`` tiled ``sizes[i]`` times along each axis (PyTorch's Tensor.repeat)."""
+    x = first(x)
+    reps = _dims(sizes[0], sizes[1:]) if sizes else ()
+    if len(reps) < x.ndim:
+        raise RuntimeError(
+            "Number of dimensions of repeat dims can not be smaller than number of dimensions "
+            "of tensor"
+        )
+    if any(r < 0 for r in reps):
+        raise RuntimeError(f"Trying to create tensor with negative dimension: {reps}")
+    y = shaping.reshape(x, (1,) * (len(reps) - x.ndim) + tuple(x.shape))
+    key = [np.tile(np.arange(n), r) for n, r in zip(y.shape, reps, strict=True)]
+    return _index_each(y, key)
+
+
+def tile(x: Any, dims: Any, *more: Any) -> Tensor:
+    """``x`` repeated along each axis; fewer ``dims`` than axes count from the last."""
+    x = first(x)
+    reps = _dims(dims, more)
+    return repeat(x, (1,) * (x.ndim - len(reps)) + reps)
+
+
+def split(x: Any, split_size_or_sections: Any, dim: int = 0) -> tuple[Tensor, ...]:
+    """Pieces of ``split_size`` along ``dim`` (the last one smaller), or of the given sizes."""
+    x = first(x)
+    d = _dim(x, dim)
+    n = x.shape[d]
+    if isinstance(split_size_or_sections, (list, tuple)):
+        sizes = [int(s) for s in split_size_or_sections]
+        if sum(sizes) != n:
+            raise RuntimeError(
+                f"split_with_sizes expects split_sizes to sum exactly to {n} (input tensor's "
+                f"size at dimension {d}), but got split_sizes={sizes}"
+            )
+    else:
+        step = int(split_size_or_sections)
+        if step <= 0 and n:
+            raise AgradValueError(f"split: split_size must be positive, got {step}")
+        sizes = [min(step, n - i) for i in range(0, n, step)] if n else [0]
+    pieces, start = [], 0
+    for size in sizes:
+        pieces.append(shaping.index(x, (slice(None),) * d + (slice(start, start + size),)))
+        start += size
+    return tuple(pieces)
+
+
+def chunk(x: Any, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:
+    """At most ``chunks`` pieces along ``dim``, each of ceil(n / chunks) elements."""
+    x = first(x)
+    if chunks <= 0:
+        raise RuntimeError("chunk expects `chunks` to be greater than 0, got: " + str(chunks))
+    n = x.shape[_dim(x, dim)]
+    return split(x, max(1, -(-n // chunks)), dim)
+
+
+def masked_fill(x: Any, mask: Any, value: Any) -> Tensor:
+    """``x`` with ``value`` where ``mask`` is true (no gradient flows to those elements)."""
+    x = first(x)
+    m = as_tensor(mask)
+    if m.dtype != np.dtype(bool):
+        raise RuntimeError(
+            f"masked_fill_ only supports boolean masks, but got mask with dtype {m.dtype}"
+        )
+    if isinstance(value, Tensor) and value.ndim != 0:
+        raise RuntimeError(
+            "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+            f"{value.ndim} dimension(s)."
+        )
+    fill = value if isinstance(value, Tensor) else wrap(np.asarray(value, dtype=x.data.dtype))
+    return F.where(m, F.astype(fill, x.data.dtype) if fill.dtype != x.dtype else fill, x)
+
+
+def nonzero(x: Any, *, as_tuple: bool = False) -> Any:
+    """The indices of the nonzero elements: one row each, or one tensor per axis."""
+    data = np.asarray(first(x).data)
+    if as_tuple:
+        return tuple(wrap(i.astype(np.int64)) for i in np.nonzero(np.atleast_1d(data)))
+    return wrap(np.argwhere(data).astype(np.int64))
+
+
+def where(condition: Any, x: Any = None, y: Any = None) -> Any:
+    """``where(cond, x, y)`` elementwise, or ``where(cond)``: ``nonzero(cond, as_tuple=True)``."""
+    if x is None and y is None:
+        return nonzero(condition, as_tuple=True)
+    if x is None or y is None:
+        raise TypeError("where() takes a condition alone or a condition and two values")
+    return F.where(condition, x, y)
+
+
+FUNCTIONS = {
+    "sort": sort, "argsort": argsort, "topk": topk, "flip": flip, "roll": roll, "tile": tile,
+    "split": split, "chunk": chunk, "masked_fill": masked_fill, "nonzero": nonzero,
+    "where": where,
+}  # fmt: skip
+METHODS = {**FUNCTIONS, "repeat": repeat}
+del METHODS["where"]  # Tensor.where(cond, other) is x where cond: kept as it is
