@@ -2,7 +2,8 @@
 
 - keyword aliases: ``dim=``/``keepdim=`` are ``axis=``/``keepdims=`` (PyTorch's names);
 - method calls: ``x.sum(axis=0)`` is ``sum(x, axis=0)`` for every function whose first
-  argument is a tensor (the one function table, no second list of methods);
+  argument is a tensor (the one function table, no second list of methods), and sizes
+  may come one by one (``x.reshape(2, 3)``);
 - suggestions: only close matches (a near-miss of the spelling), and for the names PyTorch
   or NumPy users reach for, the real alternative.
 """
@@ -83,6 +84,18 @@ def keyword_aliases(fn: Any, kwargs: dict) -> dict:
             key = own
         renamed[key] = value
     return renamed
+
+
+def trailing_sizes(fn: Any, args: list, as_list: Any) -> list:
+    """PyTorch's ``x.reshape(2, 3)``: sizes given one by one where the function's last
+    parameter is a shape become that one shape (``reshape(x, [2, 3])``)."""
+    params = fn.params
+    if fn.variadic is not None or not params or len(args) <= len(params):
+        return args
+    if params[-1].kind != "shape":
+        return args
+    head = len(params) - 1
+    return [*args[:head], as_list(args[head:])]
 
 
 def check_method(fn: Any) -> None:

@@ -24,7 +24,7 @@ from . import ir
 from .diagnostics import caret_snippet
 from .functions import CONSTANTS, TABLE, Function, LangList, as_int, to_tensor
 from .gcpause import paused_gc
-from .naming import check_method, keyword_aliases, suggest
+from .naming import check_method, keyword_aliases, suggest, trailing_sizes
 from .parser import parse
 
 MAX_ELEMENTS = 10**8  # default allocation limit (elements of one result); --max-elements
@@ -300,6 +300,7 @@ class _Executor:
         if instr.op == ir.METHOD:
             check_method(fn)
         kwargs = keyword_aliases(fn, {k: slots[j] for k, j in instr.kwargs})
+        args = trailing_sizes(fn, args, LangList)
         _bind(fn, args, kwargs)
         positional, keywords = fn.convert(args, kwargs)
         try:
