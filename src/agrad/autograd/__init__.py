@@ -1,13 +1,18 @@
-"""agrad.autograd: grad, backward, functional (jacobian/hessian/vjp/jvp), gradcheck."""
+"""agrad.autograd: grad, backward, functional (jacobian/hessian/vjp/jvp/vhp/hvp), gradcheck,
+graph (Node, saved-tensor hooks), anomaly mode, inference mode, the profiler, Variable."""
 
 from __future__ import annotations
 
 from ..engine.autograd import backward, grad
 from ..engine.grad_mode import enable_grad, no_grad, set_grad_enabled
-from . import functional
+from . import functional, graph, profiler
+from .anomaly_mode import detect_anomaly, is_anomaly_enabled, set_detect_anomaly
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
+from .inference import Variable, inference_mode, is_inference_mode_enabled
 
 __all__ = [
-    "GradcheckError", "backward", "enable_grad", "functional", "grad", "gradcheck",
-    "gradgradcheck", "no_grad", "set_grad_enabled",
+    "GradcheckError", "Variable", "backward", "detect_anomaly", "enable_grad", "functional",
+    "grad", "gradcheck", "gradgradcheck", "graph", "inference_mode", "is_anomaly_enabled",
+    "is_inference_mode_enabled", "no_grad", "profiler", "set_detect_anomaly",
+    "set_grad_enabled",
 ]  # fmt: skip

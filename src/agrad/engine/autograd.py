@@ -34,6 +34,11 @@ UNUSED_ERROR = (
     "Set allow_unused=True if this is the desired behavior."
 )
 
+# agrad.autograd.graph's node hooks, anomaly mode and the profiler (`engine/graph_hooks.py`)
+# while any is in use: ``begin(inputs)`` returns the step that replaces `_node_vjp` for one
+# backward pass, ``finish()`` ends the pass. None otherwise (nothing is paid for them).
+GRAPH_HOOKS: list[Any] = [None]
+
 # Called as on_node(node, grad_arriving, grads_sent, grads_before_unbroadcast) for each node
 # processed, in order (used by --explain).
 NodeObserver = Callable[[Node, Any, list, Any], None]
@@ -138,6 +143,8 @@ def run_backward(
     order = _topological(roots)
     if capture:
         order = _prune(order, set(node_slot), set(sink.slots))
+    hooks = GRAPH_HOOKS[0]
+    step = _node_vjp if hooks is None else hooks.begin(inputs)
 
     with set_grad_enabled(create_graph):
         for node in order:
@@ -150,7 +157,7 @@ def run_backward(
                 sink.found[node_slot[id(node)]] = g
             if node.retained is not None and not capture:
                 _accumulate(node.retained, g, create_graph, sink.stored)
-            grads, raw = _node_vjp(node, g, ns, create_graph, batch)
+            grads, raw = step(node, g, ns, create_graph, batch)
             if on_node is not None:
                 on_node(node, g, grads, raw)
             for child, gi in zip(node.next, grads, strict=True):
@@ -165,6 +172,8 @@ def run_backward(
                 if node.op.saves.anything:
                     node.out = None  # (an output its VJP does not read is a stand-in already)
         sink.finish()
+    if hooks is not None:
+        hooks.finish()
     if not capture:
         return None
     return [sink.found.get(i) for i in range(len(inputs or ()))]

@@ -12,6 +12,7 @@ from . import autograd, compat, fills, printing, reorder, shaping
 from . import functions as F
 from .args import as_tensor
 from .dtypes import DTYPES, DType, as_dtype, to_dtype
+from .ops.core import TABLE, UNARY
 from .public import METHODS
 from .size import Size
 from .tensor import Tensor
@@ -199,6 +200,10 @@ def install() -> None:
     }  # fmt: skip
     for name, fn in {**extra, **fills.METHODS, **reorder.METHODS, **compat.METHODS}.items():
         setattr(Tensor, name, fn)
+    unary = [op.api_name for op in TABLE.values() if op.family == UNARY and op.vjp is not None]
+    for name, fn in compat.inplace_unary_methods(METHODS, unary).items():
+        if not hasattr(Tensor, name):  # (those written by hand, clamp_ & co., stay)
+            setattr(Tensor, name, fn)
 
 
 install()

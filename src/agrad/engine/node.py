@@ -49,8 +49,10 @@ class Node:
                 result.append((AccumulateGrad.of(target), 0))
         return tuple(result)
 
-    def register_hook(self, fn: Any) -> RemovableHandle:
-        """Call ``fn(grad)`` on the gradient arriving at this node; a returned value replaces it."""
+    def register_tensor_hook(self, fn: Any) -> RemovableHandle:
+        """Call ``fn(grad)`` on the gradient arriving at this node; a returned value replaces it.
+        (Tensor.register_hook of its output; PyTorch's Node.register_hook, with its
+        (grad_inputs, grad_outputs) signature, is installed by `agrad.engine.graph_hooks`.)"""
         if self.hooks is None:
             self.hooks = []
         self.hooks.append(fn)
@@ -98,7 +100,7 @@ class AccumulateGrad:
     next_functions: tuple = ()
 
     def name(self) -> str:
-        return "AccumulateGrad"
+        return "torch::autograd::AccumulateGrad"  # PyTorch's name() (its class is AccumulateGrad)
 
     def __repr__(self) -> str:
         return f"<AccumulateGrad object at {id(self):#x}>"

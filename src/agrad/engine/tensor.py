@@ -157,7 +157,7 @@ class Tensor:
                 "cannot register a hook on a tensor that doesn't require gradient"
             )
         if self.grad_fn is not None:
-            return self.grad_fn.register_hook(hook)
+            return self.grad_fn.register_tensor_hook(hook)
         if self._hooks is None:
             self._hooks = []
         self._hooks.append(hook)
