@@ -39,14 +39,31 @@ def test_node_hooks_change_what_flows_and_can_be_removed():
 
 
 def test_hooks_off_again_cost_nothing():
-    # Once every hook is removed, the backward pass runs without the interception.
+    # Once every hook is removed (and nothing else is on), backward runs uninterrupted.
     from agrad.engine import autograd
+    from agrad.engine.graph_hooks import FEATURES
 
     a = agrad.tensor([1.0], requires_grad=True)
+    before = FEATURES.node_hooks
     handle = (a * 2).grad_fn.register_prehook(lambda g: None)
-    assert autograd.GRAPH_HOOKS[0] is not None
+    assert autograd.GRAPH_HOOKS[0] is not None and FEATURES.node_hooks == before + 1
     handle.remove()
-    assert autograd.GRAPH_HOOKS[0] is None
+    handle.remove()  # twice: no double count
+    assert FEATURES.node_hooks == before
+
+
+def test_multi_grad_hooks_go_away_with_their_tensors():
+    import gc
+
+    from agrad.engine.graph_hooks import FEATURES
+
+    a = agrad.tensor([1.0], requires_grad=True)
+    agrad.autograd.graph.register_multi_grad_hook((a,), lambda gs: None)
+    count = len(FEATURES.multi)
+    del a
+    gc.collect()
+    (agrad.tensor([2.0], requires_grad=True) * 3).sum().backward()
+    assert len(FEATURES.multi) == count - 1
 
 
 def test_saved_attributes_match_pytorch():

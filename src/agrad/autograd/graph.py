@@ -5,6 +5,7 @@ register_multi_grad_hook. The machinery is `agrad.engine.graph_hooks`."""
 from __future__ import annotations
 
 import contextlib
+import weakref
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -69,20 +70,22 @@ class allow_mutation_on_saved_tensors(saved_tensors_hooks):  # noqa: N801 - PyTo
 
 def register_multi_grad_hook(tensors: Any, fn: Callable, *, mode: str = "all") -> Any:
     """Call ``fn(grads)`` once per backward pass that computes a gradient for any of
-    ``tensors``: ``grads`` has one entry per tensor, None where none was computed."""
+    ``tensors``: ``grads`` has one entry per tensor, None where none was computed. The hook
+    holds its tensors weakly, and goes away with them."""
     if mode != "all":
         raise ValueError("register_multi_grad_hook: agrad supports mode='all' only")
-    entry = (tuple(tensors), fn)
+    entry = MultiGradHook(tuple(weakref.ref(t) for t in tensors), fn)
     FEATURES.multi.append(entry)
     refresh()
-    return _MultiHandle(entry)
+    return entry
 
 
-class _MultiHandle:
-    def __init__(self, entry: tuple) -> None:
-        self.entry = entry
+class MultiGradHook:
+    """A registered multi-grad hook; ``remove()`` unregisters it."""
+
+    def __init__(self, tensors: tuple, fn: Callable) -> None:
+        self.tensors, self.fn = tensors, fn
 
     def remove(self) -> None:
-        if self.entry in FEATURES.multi:
-            FEATURES.multi.remove(self.entry)
-            refresh()
+        FEATURES.multi[:] = [e for e in FEATURES.multi if e is not self]
+        refresh()

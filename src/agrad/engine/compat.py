@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections import namedtuple
 from collections.abc import Callable
 from typing import Any
 
@@ -17,6 +16,7 @@ from .args import as_tensor
 from .dtypes import DTYPES
 from .grad_mode import STATE, no_grad
 from .graph_hooks import FEATURES, refresh
+from .return_types import HISTOGRAM
 from .tensor import Tensor, _autograd_error, to_data, wrap
 
 # ---- typed constructors -------------------------------------------------------------------
@@ -113,10 +113,7 @@ def histogram(input: Any, bins: int = 100, *, range: Any = None, weight: Any = N
         raise _autograd_error(f"histogram: expects a floating-point tensor, got {data.dtype}")
     w = None if weight is None else np.asarray(as_tensor(weight).data)
     hist, edges = np.histogram(data, bins=int(bins), range=range, weights=w, density=density)
-    return HistogramResult(wrap(hist.astype(data.dtype)), wrap(edges.astype(data.dtype)))
-
-
-HistogramResult = namedtuple("HistogramResult", ["hist", "bin_edges"])
+    return HISTOGRAM(wrap(hist.astype(data.dtype)), wrap(edges.astype(data.dtype)))
 
 
 # ---- PyTorch's keyword spellings on agrad.* ---------------------------------------------------

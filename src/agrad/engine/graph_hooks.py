@@ -32,7 +32,7 @@ class _Features:
     def __init__(self) -> None:
         self.node_hooks = 0  # node pre-hooks and hooks registered and not removed
         self.post_accumulate = 0  # tensors with a post-accumulate-grad hook
-        self.multi: list[tuple[tuple, Callable]] = []  # register_multi_grad_hook
+        self.multi: list[Any] = []  # register_multi_grad_hook entries (weak tensors, fn)
         self.anomaly = False
         self.profilers: list[Any] = []  # active profiler.profile objects
         self.saved: list[tuple[Callable, Callable]] = []  # saved_tensors_hooks stack
@@ -109,10 +109,14 @@ class _Stepper:
             for leaf, _ in list(self.leaves.values()):
                 for hook in list(leaf.__dict__.get("_post_accumulate_hooks", ())):
                     hook(leaf)
-        for tensors, fn in list(FEATURES.multi):
-            grads = [self._gradient_of(t) for t in tensors]
+        for entry in list(FEATURES.multi):
+            tensors = [ref() for ref in entry.tensors]
+            if all(t is None for t in tensors):  # its tensors are gone: so is the hook
+                entry.remove()
+                continue
+            grads = [None if t is None else self._gradient_of(t) for t in tensors]
             if any(g is not None for g in grads):
-                fn(tuple(grads))
+                entry.fn(tuple(grads))
 
     def _gradient_of(self, t: Tensor) -> Any:
         if t.grad_fn is None:
