@@ -160,8 +160,11 @@ def _identity(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
 
 # PyTorch's faces of a tensor's shape and dtype: a Size (a tuple printing torch.Size([...]))
 # and a DType (a NumPy dtype printing torch.float32); they replace tensor.py's plain ones.
+_new_tuple = tuple.__new__  # a NumPy shape is already a tuple of ints: no conversion needed
+
+
 def _shape(self: Tensor) -> Size:
-    return Size(self.data.shape)
+    return _new_tuple(Size, self.data.shape)
 
 
 def _dtype(self: Tensor) -> DType:
@@ -169,7 +172,7 @@ def _dtype(self: Tensor) -> DType:
 
 
 def _size(self: Tensor, dim: int | None = None) -> Any:
-    return Size(self.data.shape) if dim is None else self.data.shape[dim]
+    return _new_tuple(Size, self.data.shape) if dim is None else self.data.shape[dim]
 
 
 def _nelement(self: Tensor) -> int:
