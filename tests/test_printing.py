@@ -164,3 +164,18 @@ def test_dtype_stands_for_its_numpy_dtype():
     assert agrad.float32.is_floating_point and not agrad.int64.is_floating_point
     assert agrad.float32.itemsize == 4 and agrad.float32.kind == "f"
     assert (agrad.float32 == "not a dtype") is False
+
+
+def test_named_results_print_as_pytorch(torch64):
+    value = [[1.0, 3.0, -2.0], [4.0, 2.0, 0.5]]
+    t, a = torch64.tensor(value), agrad.tensor(value)
+    for fn in (
+        lambda m, x: m.max(x, 1),
+        lambda m, x: m.min(x, dim=0, keepdim=True),
+        lambda m, x: m.sort(x),
+        lambda m, x: m.topk(x, 2),
+        lambda m, x: m.histogram(x.reshape(-1), bins=3),
+    ):
+        assert repr(fn(agrad, a)) == repr(fn(torch64, t))
+    values, indices = agrad.max(a, 1)  # still a tuple
+    assert agrad.max(a, 1).values.tolist() == values.tolist()

@@ -232,3 +232,17 @@ def test_multinomial_randperm_and_normal():
     z = agrad.normal(agrad.zeros(3), agrad.tensor([0.0, 0.0, 0.0]))
     assert z.tolist() == [0.0, 0.0, 0.0]
     assert agrad.normal(0.0, 1.0, (2,), requires_grad=True).requires_grad
+
+
+def test_histogram_and_size_keyword_constructors_match_pytorch(torch):
+    value = [0.1, 0.4, 0.4, 0.9, -2.0, 3.5, 1.25]
+    for kwargs in ({"bins": 4}, {"bins": 3, "density": True}, {"bins": 5, "range": (0.0, 1.0)}):
+        th, te = torch.histogram(torch.tensor(value), **kwargs)
+        ah, ae = agrad.histogram(agrad.tensor(value), **kwargs)
+        np.testing.assert_allclose(ah.numpy(), th.numpy(), rtol=1e-12)
+        np.testing.assert_allclose(ae.numpy(), te.numpy(), rtol=1e-12)
+    for name in ("zeros", "ones", "empty"):
+        made = getattr(agrad, name)(size=(2, 3), requires_grad=True)
+        assert made.shape == (2, 3) and made.requires_grad
+    with pytest.raises(TypeError, match="unexpected keyword"):
+        agrad.zeros(2, sizes=(2,))

@@ -10,6 +10,8 @@
 from __future__ import annotations
 
 from . import autograd, linalg, nn, optim
+from .autograd import inference_mode, is_anomaly_enabled, is_inference_mode_enabled
+from .autograd import set_detect_anomaly as _set_detect_anomaly
 from .engine import compat as _compat
 from .engine import functions as _functions
 from .engine import reorder as _reorder
@@ -57,6 +59,7 @@ from .errors import (
 
 __version__ = "0.1.0"
 
+set_anomaly_enabled = _set_detect_anomaly  # torch.set_anomaly_enabled(mode)
 globals().update(_DTYPES)  # agrad.float32, agrad.float, agrad.double, agrad.int64, ...
 globals().update(_reorder.FUNCTIONS)  # sort, topk, flip, ... (composites of the table's ops)
 globals().update(_compat.FUNCTIONS)  # allclose, isclose, FloatTensor, ...
@@ -65,7 +68,9 @@ _EXTRA = (*_reorder.FUNCTIONS, *_compat.FUNCTIONS)
 __all__ = [
     "AgradError", "AgradLimitError", "AgradNameError", "AgradShapeError", "AgradSyntaxError",
     "AgradValueError", "Generator", "Size", "Tensor", "default_generator", "initial_seed",
-    "multinomial", "normal", "randperm", "dtype", "get_printoptions", "set_printoptions",
+    "multinomial", "normal", "randperm", "inference_mode", "is_anomaly_enabled",
+    "is_inference_mode_enabled", "set_anomaly_enabled", "dtype", "get_printoptions",
+    "set_printoptions",
     "arange", "as_tensor", "autograd", "empty", "empty_like",
     "enable_grad", "eye", "from_numpy", "full", "full_like", "get_default_dtype",
     "is_grad_enabled", "linalg", "linspace", "manual_seed", "nn", "no_grad", "ones", "ones_like",

@@ -100,3 +100,20 @@ def optim_closure(torch):
 
     losses = [optimizer.step(closure).item() for _ in range(5)]
     return {"losses": losses, "p": val(p)}
+
+
+@idiom("PyTorch examples_nn/polynomial_optim.py: RMSprop over four polynomial coefficients")
+def optim_rmsprop_polynomial(torch):
+    x = torch.linspace(-1.0, 1.0, 50)
+    y = torch.sin(x)
+    coefficients = [torch.tensor(0.1 * k, requires_grad=True) for k in range(4)]
+    optimizer = torch.optim.RMSprop(coefficients, lr=1e-2)
+    losses = []
+    for _ in range(60):
+        a, b, c, d = coefficients
+        loss = ((a + b * x + c * x**2 + d * x**3 - y) ** 2).sum()
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+        losses.append(loss.item())
+    return {"losses": losses[::10], "coefficients": [k.item() for k in coefficients]}

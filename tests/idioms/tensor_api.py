@@ -285,3 +285,23 @@ def tensor_broadcast_error_message(torch):
     except RuntimeError as exc:
         out = str(exc)
     return {"error": out}
+
+
+@idiom("PyTorch torch.max/torch.sort docstrings: the named result printed, torch.return_types.max")
+def tensor_return_types_printed(torch):
+    a = torch.tensor([[0.5, -1.25, 2.0], [3.0, 0.75, -0.5]])
+    return {
+        "max": printed(lambda: print(torch.max(a, 1))),
+        "sort": repr(torch.sort(a, dim=0, descending=True)),
+        "indices": val(a.topk(2).indices),
+    }
+
+
+@idiom("PyTorch tensor docs: in-place variants (x.exp_(), x.sqrt_()) on a tensor under no_grad")
+def tensor_inplace_unary_variants(torch):
+    w = torch.tensor([0.25, 1.0, 4.0], requires_grad=True)
+    with torch.no_grad():
+        w.sqrt_()
+        w.exp_()
+    (w * w).sum().backward()
+    return {"w": val(w), "grad": val(w.grad), "leaf": w.is_leaf}

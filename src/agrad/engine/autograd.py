@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import AgradAutogradError
+from .accumulate import _accumulate, _arrive, _Leaves, _per_output, _run_hooks
 from .grad_mode import set_grad_enabled
 from .namespaces import GRAPH, NUMPY
 from .node import Node
@@ -33,6 +34,11 @@ UNUSED_ERROR = (
     "The differentiated Tensor at index {} appears to not have been used in the graph. "
     "Set allow_unused=True if this is the desired behavior."
 )
+
+# agrad.autograd.graph's node hooks, anomaly mode and the profiler (`engine/graph_hooks.py`)
+# while any is in use: ``begin(inputs)`` returns the step that replaces `_node_vjp` for one
+# backward pass, ``finish()`` ends the pass. None otherwise (nothing is paid for them).
+GRAPH_HOOKS: list[Any] = [None]
 
 # Called as on_node(node, grad_arriving, grads_sent, grads_before_unbroadcast) for each node
 # processed, in order (used by --explain).
@@ -144,6 +150,8 @@ def run_backward(
     order = _topological(roots)
     if capture:
         order = _prune(order, set(node_slot), set(sink.slots))
+    hooks = GRAPH_HOOKS[0]
+    step = _node_vjp if hooks is None else hooks.begin(inputs)
 
     with set_grad_enabled(create_graph):
         for node in order:
@@ -159,7 +167,7 @@ def run_backward(
                     sink.found[i] = g if node.outputs == 1 else g[k]
             if node.retained is not None and not capture:
                 _accumulate(node.retained, g, create_graph, sink.stored)
-            grads, raw = _node_vjp(node, g, ns, create_graph, batch)
+            grads, raw = step(node, g, ns, create_graph, batch)
             if on_node is not None:
                 on_node(node, g, grads, raw)
             for x, child, gi in zip(node.inputs, node.next, grads, strict=True):
@@ -177,6 +185,8 @@ def run_backward(
                 if node.op.saves.anything:
                     node.out = None  # (an output its VJP does not read is a stand-in already)
         sink.finish()
+    if hooks is not None:
+        hooks.finish()
     if not capture:
         return None
     return [sink.found.get(i) for i in range(len(inputs or ()))]
@@ -244,97 +254,6 @@ def _unbroadcast(ns: Any, g: Any, shape: tuple, batch: int) -> Any:
     if extra and batch:
         g = ns.sum(g, axis=tuple(range(batch, batch + extra)))
     return ns.sum_to(g, shape) if g.shape != shape else g
-
-
-def _arrive(pending: dict, node: Node, k: int, g: Any) -> None:
-    """Add ``g`` to the gradient arriving at output ``k`` of a node with several outputs."""
-    slots = pending.setdefault(node, [None] * node.outputs)
-    slots[k] = g if slots[k] is None else slots[k] + g
-
-
-def _per_output(node: Node, g: list, create_graph: bool, stored: set[int] | None) -> list:
-    """Per output of a several-output node: its tensor hooks, then its retained .grad."""
-    hooks = node.__dict__.get("output_hooks", {})
-    retained = node.__dict__.get("retained_outputs", {}) if stored is not None else {}
-    g = list(g)
-    for k, gk in enumerate(g):
-        if gk is None:
-            continue
-        if k in hooks:
-            g[k] = gk = _run_hooks(hooks[k], gk, create_graph)
-        if k in retained:
-            _accumulate(retained[k], gk, create_graph, stored)
-    return g
-
-
-def _run_hooks(hooks: list, g: Any, create_graph: bool) -> Any:
-    for hook in hooks:
-        value = hook(g if create_graph else wrap(g))
-        if value is not None:
-            g = (
-                value
-                if create_graph
-                else np.asarray(value.data if isinstance(value, Tensor) else value)
-            )
-    return g
-
-
-class _Leaves:
-    """Where gradients reaching leaves go: into ``.grad`` (backward), or into the results
-    for the requested inputs (grad). A leaf with hooks gets them called once, on the sum
-    of everything that reached it (as PyTorch's AccumulateGrad), at the end of the pass."""
-
-    def __init__(self, inputs: Sequence[Tensor] | None, create_graph: bool) -> None:
-        self.capture = inputs is not None
-        self.create_graph = create_graph
-        self.slots = {id(t): i for i, t in enumerate(inputs or ()) if t.grad_fn is None}
-        self.found: dict[int, Any] = {}
-        self.stored: set[int] = set()  # arrays already handed to a tensor's .grad
-        self.hooked: dict[int, tuple[Tensor, Any]] = {}
-
-    def deliver(self, leaf: Tensor, g: Any) -> None:
-        if self.capture:
-            i = self.slots.get(id(leaf))
-            if i is not None:
-                self.found[i] = self.found[i] + g if i in self.found else g
-        elif leaf._hooks:
-            key = id(leaf)
-            self.hooked[key] = (leaf, self.hooked[key][1] + g if key in self.hooked else g)
-        else:
-            _accumulate(leaf, g, self.create_graph, self.stored)
-
-    def finish(self) -> None:
-        for leaf, g in self.hooked.values():
-            g = _run_hooks(leaf._hooks or [], g, self.create_graph)
-            _accumulate(leaf, g, self.create_graph, self.stored)
-
-
-def _accumulate(t: Tensor, g: Any, create_graph: bool, stored: set[int] | None = None) -> None:
-    """``t.grad += g`` without ever aliasing an array another tensor holds.
-
-    A fresh array that no other tensor received in this pass (``stored`` tracks them)
-    is kept as it is — as PyTorch steals an unshared buffer; anything else is copied.
-    """
-    if create_graph:
-        t._grad = g if t._grad is None else t._grad + g
-    elif t._grad is not None:
-        held = t._grad.data
-        if type(held) is np.ndarray and held.flags.writeable and held.shape == np.shape(g):
-            held += g  # in place, as PyTorch: a reference to .grad sees the new sum
-        else:
-            t._grad = wrap(np.asarray(held + g))
-    elif (
-        stored is not None
-        and type(g) is np.ndarray
-        and g.base is None
-        and g.flags.writeable
-        and g.dtype == t.data.dtype
-        and id(g) not in stored
-    ):
-        stored.add(id(g))
-        t._grad = wrap(g)
-    else:
-        t._grad = wrap(np.array(g, dtype=t.data.dtype))
 
 
 def backward(

@@ -15,6 +15,8 @@ from . import creation
 from .args import as_tensor
 from .dtypes import DTYPES
 from .grad_mode import STATE, no_grad
+from .graph_hooks import FEATURES, refresh
+from .return_types import HISTOGRAM
 from .tensor import Tensor, _autograd_error, to_data, wrap
 
 # ---- typed constructors -------------------------------------------------------------------
@@ -103,6 +105,17 @@ def allclose(a: Any, b: Any, rtol: float = 1e-05, atol: float = 1e-08,
     return bool(isclose(a, b, rtol, atol, equal_nan).data.all())
 
 
+def histogram(input: Any, bins: int = 100, *, range: Any = None, weight: Any = None,  # noqa: A002
+              density: bool = False) -> Any:  # fmt: skip
+    """(hist, bin_edges): counts in ``bins`` equal bins over [min, max] (or ``range``)."""
+    data = np.asarray(as_tensor(input).data)
+    if data.dtype.kind != "f":
+        raise _autograd_error(f"histogram: expects a floating-point tensor, got {data.dtype}")
+    w = None if weight is None else np.asarray(as_tensor(weight).data)
+    hist, edges = np.histogram(data, bins=int(bins), range=range, weights=w, density=density)
+    return HISTOGRAM(wrap(hist.astype(data.dtype)), wrap(edges.astype(data.dtype)))
+
+
 # ---- PyTorch's keyword spellings on agrad.* ---------------------------------------------------
 
 OUT_ERROR = (
@@ -164,9 +177,59 @@ def keyword_faces(names: Any, namespace: dict[str, Any]) -> dict[str, Any]:
     return faces
 
 
+def register_post_accumulate_grad_hook(self: Tensor, hook: Callable[[Tensor], Any]) -> Any:
+    """Call ``hook(tensor)`` after backward has accumulated into this leaf's ``.grad``."""
+    if self.grad_fn is not None:
+        raise _autograd_error("post accumulate grad hooks cannot be registered on non-leaf tensors")
+    if not self.requires_grad:
+        raise _autograd_error("cannot register a hook on a tensor that doesn't require gradient")
+    hooks = self.__dict__.setdefault("_post_accumulate_hooks", [])
+    hooks.append(hook)
+    FEATURES.post_accumulate += 1
+    refresh()
+    return _PostAccumulateHandle(hooks, hook)
+
+
+class _PostAccumulateHandle:
+    def __init__(self, hooks: list, hook: Any) -> None:
+        self.hooks, self.hook = hooks, hook
+
+    def remove(self) -> None:
+        if self.hook in self.hooks:
+            self.hooks.remove(self.hook)
+            FEATURES.post_accumulate -= 1
+            refresh()
+
+
+def _inplace_unary(fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
+    def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
+        return self._inplace(lambda source: fn(source, *args, **kwargs))
+
+    return method
+
+
+def inplace_unary_methods(api: dict[str, Callable], names: Any) -> dict[str, Callable]:
+    """``x.sin_()`` & co.: the in-place variant of each unary function (PyTorch's)."""
+    return {f"{n}_": _inplace_unary(api[n]) for n in names if n in api}
+
+
+def is_inference(self: Tensor) -> bool:
+    """True for a tensor made inside inference_mode."""
+    return bool(self.__dict__.get("_inference", False))
+
+
+def _equal(self: Tensor, other: Any) -> bool:
+    """True when both have the same shape and elements (torch.equal)."""
+    other = as_tensor(other)
+    return tuple(self.shape) == tuple(other.shape) and bool(np.array_equal(self.data, other.data))
+
+
 METHODS = {
+    "equal": _equal,
+    "is_inference": is_inference,
+    "register_post_accumulate_grad_hook": register_post_accumulate_grad_hook,
     "type": tensor_type, "new_zeros": _new(creation.zeros), "new_ones": _new(creation.ones),
     "new_empty": _new(creation.empty), "new_full": new_full, "new_tensor": new_tensor,
     "isclose": isclose, "allclose": allclose,
 }  # fmt: skip
-FUNCTIONS = {"isclose": isclose, "allclose": allclose, **TYPED}
+FUNCTIONS = {"isclose": isclose, "allclose": allclose, "histogram": histogram, **TYPED}

@@ -15,6 +15,7 @@ from . import limits
 from .args import as_tensor, shape_of
 from .dtypes import get_default_dtype
 from .generator import manual_seed, numpy_rng
+from .graph_hooks import FEATURES, mark_inference
 from .tensor import Tensor, wrap
 
 seed = manual_seed
@@ -31,6 +32,8 @@ def _sized(args: tuple, what: str) -> tuple[int, ...]:
 
 def _leaf(data: np.ndarray, requires_grad: bool) -> Tensor:
     t = wrap(data)
+    if FEATURES.inference:  # made inside inference_mode: an inference tensor
+        mark_inference(t)
     if requires_grad:
         t.requires_grad = True  # checks the dtype, with PyTorch's message
     return t
@@ -50,16 +53,19 @@ def from_numpy(array: np.ndarray) -> Tensor:
     return wrap(array)
 
 
-def zeros(*size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+def zeros(*size: Any, dtype: Any = None, requires_grad: bool = False, **kwargs: Any) -> Tensor:
+    size = _size_keyword(size, kwargs, "zeros")
     return _leaf(np.zeros(_sized(size, "zeros"), _float_dtype(dtype)), requires_grad)
 
 
-def ones(*size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
+def ones(*size: Any, dtype: Any = None, requires_grad: bool = False, **kwargs: Any) -> Tensor:
+    size = _size_keyword(size, kwargs, "ones")
     return _leaf(np.ones(_sized(size, "ones"), _float_dtype(dtype)), requires_grad)
 
 
-def empty(*size: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
-    return zeros(*size, dtype=dtype, requires_grad=requires_grad)
+def empty(*size: Any, dtype: Any = None, requires_grad: bool = False, **kwargs: Any) -> Tensor:
+    size = _size_keyword(size, kwargs, "empty")
+    return zeros(*size, dtype=dtype, requires_grad=requires_grad)  # (agrad has no garbage)
 
 
 def full(size: Any, fill_value: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:

@@ -9,7 +9,6 @@ namespace: it ends by generating the rest and re-exporting the shape functions.
 
 from __future__ import annotations
 
-from collections import namedtuple
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -20,11 +19,11 @@ from . import public as _public
 from .args import SCALAR, as_tensor, astype, axis_of, first, keep_of, operand, pair  # noqa: F401
 from .ops import TABLE, apply
 from .public import API, public
+from .return_types import RESULTS
 from .shaping import index, setitem  # noqa: F401 - Tensor indexing (not agrad.* names)
 from .tensor import Tensor, _autograd_error, wrap
 
 OP = TABLE  # short alias used below: OP["mul"]
-ValuesIndices = namedtuple("ValuesIndices", ["values", "indices"])
 
 # ---- elementwise ------------------------------------------------------------------------
 
@@ -162,7 +161,7 @@ def _extreme(name: str, pair_op: str, pick: Any, elementwise: str):
             return apply(OP["a" + name], x, axis=ax, keepdims=keep)
         indices = pick(x.data, axis=ax, keepdims=keep).astype(np.int64)
         values = apply(OP[pair_op], x, axis=ax, keepdims=keep, indices=indices)
-        return ValuesIndices(values, wrap(indices))
+        return RESULTS[name](values, wrap(indices))
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"The {name} of all elements, or (values, indices) along ``dim``."

@@ -12,6 +12,7 @@ from . import autograd, compat, fills, printing, reorder, shaping
 from . import functions as F
 from .args import as_tensor
 from .dtypes import DTYPES, DType, as_dtype, to_dtype
+from .ops.core import TABLE, UNARY
 from .public import METHODS
 from .size import Size
 from .tensor import Tensor
@@ -159,8 +160,11 @@ def _identity(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
 
 # PyTorch's faces of a tensor's shape and dtype: a Size (a tuple printing torch.Size([...]))
 # and a DType (a NumPy dtype printing torch.float32); they replace tensor.py's plain ones.
+_new_tuple = tuple.__new__  # a NumPy shape is already a tuple of ints: no conversion needed
+
+
 def _shape(self: Tensor) -> Size:
-    return Size(self.data.shape)
+    return _new_tuple(Size, self.data.shape)
 
 
 def _dtype(self: Tensor) -> DType:
@@ -168,7 +172,7 @@ def _dtype(self: Tensor) -> DType:
 
 
 def _size(self: Tensor, dim: int | None = None) -> Any:
-    return Size(self.data.shape) if dim is None else self.data.shape[dim]
+    return _new_tuple(Size, self.data.shape) if dim is None else self.data.shape[dim]
 
 
 def _nelement(self: Tensor) -> int:
@@ -199,6 +203,10 @@ def install() -> None:
     }  # fmt: skip
     for name, fn in {**extra, **fills.METHODS, **reorder.METHODS, **compat.METHODS}.items():
         setattr(Tensor, name, fn)
+    unary = [op.api_name for op in TABLE.values() if op.family == UNARY and op.vjp is not None]
+    for name, fn in compat.inplace_unary_methods(METHODS, unary).items():
+        if not hasattr(Tensor, name):  # (those written by hand, clamp_ & co., stay)
+            setattr(Tensor, name, fn)
 
 
 install()

@@ -55,14 +55,16 @@ class Node:
 
     def add_output_hook(self, tensor: Any, fn: Any) -> RemovableHandle:
         """``tensor.register_hook(fn)`` for a non-leaf ``tensor`` this node produced."""
-        return self.register_hook(fn)
+        return self.register_tensor_hook(fn)
 
     def retain_output(self, tensor: Any) -> None:
         """``tensor.retain_grad()`` for a non-leaf ``tensor`` this node produced."""
         self.retained = tensor
 
-    def register_hook(self, fn: Any) -> RemovableHandle:
-        """Call ``fn(grad)`` on the gradient arriving at this node; a returned value replaces it."""
+    def register_tensor_hook(self, fn: Any) -> RemovableHandle:
+        """Call ``fn(grad)`` on the gradient arriving at this node; a returned value replaces it.
+        (Tensor.register_hook of its output; PyTorch's Node.register_hook, with its
+        (grad_inputs, grad_outputs) signature, is installed by `agrad.engine.graph_hooks`.)"""
         if self.hooks is None:
             self.hooks = []
         self.hooks.append(fn)
@@ -110,7 +112,7 @@ class AccumulateGrad:
     next_functions: tuple = ()
 
     def name(self) -> str:
-        return "AccumulateGrad"
+        return "torch::autograd::AccumulateGrad"  # PyTorch's name() (its class is AccumulateGrad)
 
     def __repr__(self) -> str:
         return f"<AccumulateGrad object at {id(self):#x}>"

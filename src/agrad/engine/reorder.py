@@ -16,9 +16,8 @@ from ..errors import AgradValueError
 from . import functions as F
 from . import shaping
 from .args import as_tensor, first
+from .return_types import RESULTS  # torch.return_types: .values, .indices
 from .tensor import Tensor, wrap
-
-ValuesIndices = F.ValuesIndices  # torch.return_types-style: .values, .indices
 
 
 def _dim(x: Tensor, dim: int) -> int:
@@ -57,10 +56,10 @@ def sort(x: Any, dim: int = -1, descending: bool = False, stable: bool = False) 
     """(values, indices) sorted along ``dim`` (ties keep their order)."""
     x = first(x)
     if x.ndim == 0:
-        return ValuesIndices(F.clone(x), wrap(np.zeros((), np.int64)))
+        return RESULTS["sort"](F.clone(x), wrap(np.zeros((), np.int64)))
     d = _dim(x, dim)
     order = _order(x.data, d, descending)
-    return ValuesIndices(_gather(x, d, order), wrap(order.astype(np.int64)))
+    return RESULTS["sort"](_gather(x, d, order), wrap(order.astype(np.int64)))
 
 
 def argsort(x: Any, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
@@ -79,9 +78,9 @@ def topk(x: Any, k: int, dim: int = -1, largest: bool = True, sorted: bool = Tru
     if not 0 <= k <= n:
         raise RuntimeError("selected index k out of range")
     if x.ndim == 0:
-        return ValuesIndices(F.clone(x), wrap(np.zeros((), np.int64)))
+        return RESULTS["topk"](F.clone(x), wrap(np.zeros((), np.int64)))
     order = np.take(_order(x.data, d, largest), range(k), axis=d)
-    return ValuesIndices(_gather(x, d, order), wrap(order.astype(np.int64)))
+    return RESULTS["topk"](_gather(x, d, order), wrap(order.astype(np.int64)))
 
 
 def _dims(dims: Any, more: tuple) -> tuple[int, ...]:

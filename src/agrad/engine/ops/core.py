@@ -203,8 +203,21 @@ def register(*ops: Op) -> None:
         TABLE[op.name] = op
 
 
+# Set while the profiler, inference mode or saved-tensor hooks are in use (by
+# `agrad.engine.graph_hooks`): every application then goes through it, and it calls `record`.
+INTERCEPT: list[Callable[..., Tensor] | None] = [None]
+
+
 def apply(op: Op, *inputs: Any, **params: Any) -> Tensor:
     """Run ``op`` forward on tensors (or raw constants) and record a node if needed."""
+    intercept = INTERCEPT[0]
+    if intercept is not None:
+        return intercept(op, inputs, params)
+    return record(op, *inputs, **params)
+
+
+def record(op: Op, *inputs: Any, **params: Any) -> Tensor:
+    """`apply`'s work: the forward, and the node when a graph is being recorded."""
     datas = [x.data if isinstance(x, Tensor) else x for x in inputs]
     if LIMIT.elements is not None and op.grows:  # (the language sets a limit)
         _check_limit(op, datas, params)
