@@ -4,6 +4,7 @@ and allowed values, and the CLI's and the suites' validation is derived from the
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -57,8 +58,9 @@ class CheckOptions:
 
     def __post_init__(self) -> None:
         """Refuse settings that would make a check meaningless (a NaN step passes nothing)."""
-        for name in self.keys():
-            problem = _problem(name, getattr(self, name))
+        schema = self.keys()
+        for name, meta in schema.items():
+            problem = _problem(name, getattr(self, name), meta)
             if problem:
                 raise AgradValueError(f"--{name.replace('_', '-')} {problem}")
 
@@ -70,7 +72,7 @@ class CheckOptions:
     @classmethod
     def keys(cls) -> dict[str, dict[str, Any]]:
         """Each setting's metadata: kind (accepted Python types), what, choices, help."""
-        return {f.name: dict(f.metadata) for f in dataclasses.fields(cls)}
+        return {name: dict(meta) for name, meta in _schema(cls).items()}
 
     @classmethod
     def from_mapping(cls, values: dict[str, Any], where: str | None) -> CheckOptions:
@@ -85,16 +87,21 @@ class CheckOptions:
             kinds = meta["kind"]
             if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
                 raise AgradValueError(f"{prefix}{name} must be {meta['what']}, got {value!r}")
-            problem = _problem(name, value)
+            problem = _problem(name, value, meta)
             if problem:
                 raise AgradValueError(f"{prefix}{name} {problem}")
             given[name] = value
         return cls(**given)
 
 
-def _problem(name: str, value: Any) -> str | None:
+@functools.cache
+def _schema(cls: type) -> dict[str, Any]:
+    """The fields' metadata, read once (options are made for every check)."""
+    return {f.name: f.metadata for f in dataclasses.fields(cls)}
+
+
+def _problem(name: str, value: Any, meta: Any) -> str | None:
     """What is wrong with a setting's value, or None."""
-    meta = CheckOptions.keys()[name]
     if meta["choices"] and value not in meta["choices"]:
         return f"must be one of {', '.join(str(c) for c in meta['choices'])}, got {value!r}"
     if name == "eps" and value is not None and not (math.isfinite(value) and value > 0):
