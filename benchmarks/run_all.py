@@ -23,6 +23,9 @@ SCRIPTS = [
     "bench_startup.py",
     "bench_scale.py",
     "bench_check.py",
+    "bench_check_numpy.py",
+    "bench_nn.py",
+    "bench_linalg.py",
 ]
 
 
@@ -178,6 +181,8 @@ def main(argv: list[str]) -> None:
     startup = run("bench_startup.py", [])
     scale = run("bench_scale.py", [])
     check = run("bench_check.py", [])
+    for script in ("bench_check_numpy.py", "bench_nn.py", "bench_linalg.py"):
+        run(script, [])  # their own tables above (not in the summary yet)
     print("\n==== Markdown summary (for benchmarks/README.md) ====\n")
     print(markdown(dense, overhead, jac, startup, scale))
     print()
