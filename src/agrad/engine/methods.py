@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import AgradShapeError
-from . import autograd, fills, printing, shaping
+from . import autograd, fills, inplace, printing, shaping
 from . import functions as F
 from .args import as_tensor
 from .dtypes import DTYPES, to_dtype
@@ -150,6 +150,7 @@ def install() -> None:
     """Put every operator and method on `Tensor` (once, when agrad.engine is imported)."""
     for name, fn in {**OPERATORS, **METHODS}.items():
         setattr(Tensor, name, fn)
+    setattr(Tensor, "_inplace", inplace.inplace)  # every in-place write ends there
     for name, fn in {"add_": F.add, "sub_": F.sub, "mul_": F.mul, "div_": F.div}.items():
         setattr(Tensor, name, _inplace(fn))
     for name, fn in {"__iadd__": F.add, "__isub__": F.sub, "__imul__": F.mul,
