@@ -91,6 +91,19 @@ def _index_backward(t, g, shape, index, advanced):
     return z
 
 
+def _as_strided(t, x, ids):
+    """PyTorch's as_strided for flat positions that form a strided grid (the test cases)."""
+    ids = np.asarray(ids)
+    stride = [int(np.diff(ids, axis=d).flat[0]) if ids.shape[d] > 1 else 1 for d in range(ids.ndim)]
+    return x.as_strided(ids.shape, stride, int(ids.flat[0]))
+
+
+def _copy_slices(t, base, value, ids):
+    y = base.clone()
+    y.view(-1)[t.as_tensor(ids)] = value  # an index_put_ into a view: CopySlices on y
+    return y
+
+
 def _all_dims(x):
     return tuple(range(x.ndim))
 
@@ -370,6 +383,14 @@ INFO: dict[str, Info] = {
     "setitem": Info(
         _setitem,
         _cli("z = zeros(4); z[0] = x[0] * 2; z[1:] = x[1:] ** 2; sum(z * z)", "x"),
+    ),
+    "as_strided": Info(
+        _as_strided,
+        _cli("t0 = x * 1; t1 = t0[1:]; t1[0] = 5; sum(t1 * t1 * t0[:3])", "x"),
+    ),
+    "copy_slices": Info(
+        _copy_slices,
+        _cli("t0 = x * 1; t1 = t0[1:]; t1[0:2] = exp(x[:2]); sum(t0 * t0)", "x"),
     ),
     "concat": Info(
         lambda t, *xs, axis=0: t.cat(xs, dim=axis),

@@ -121,6 +121,19 @@ def setitem(op, values, params, size):
     return target
 
 
+def as_strided(op, values, params, size):
+    return values[0][0].reshape(size, -1)[:, params["ids"]]
+
+
+def copy_slices(op, values, params, size):
+    old, value = values
+    base = _full(old, size)
+    target = np.array(base, dtype=np.result_type(base, value[0]), copy=True)
+    ids = params["ids"]
+    target.reshape(size, -1)[:, ids] = _aligned(value, np.ndim(ids))
+    return target
+
+
 def concat(op, values, params, size):
     nd = _nd(values[0])
     return np.concatenate([_full(v, size) for v in values], axis=params["axis"] % nd + 1)

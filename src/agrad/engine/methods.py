@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..errors import AgradShapeError
-from . import autograd, compat, fills, printing, reorder, shaping
+from . import autograd, compat, fills, inplace, printing, reorder, shaping
 from . import functions as F
 from .args import as_tensor
 from .dtypes import DTYPES, DType, as_dtype, to_dtype
@@ -183,6 +183,7 @@ def install() -> None:
     """Put every operator and method on `Tensor` (once, when agrad.engine is imported)."""
     for name, fn in {**OPERATORS, **METHODS}.items():
         setattr(Tensor, name, fn)
+    setattr(Tensor, "_inplace", inplace.inplace)  # noqa: B010 - every in-place write ends there
     for name, fn in {"add_": F.add, "sub_": F.sub, "mul_": F.mul, "div_": F.div}.items():
         setattr(Tensor, name, _inplace(fn))
     for name, fn in {"__iadd__": F.add, "__isub__": F.sub, "__imul__": F.mul,

@@ -12,10 +12,12 @@ from ..errors import AgradShapeError, AgradValueError
 from .args import astype as _astype
 from .args import axis_of, first, operand, shape_of
 from .grad_mode import STATE
+from .inplace import refresh
 from .ops.core import TABLE, apply, normalize_axis
 from .ops.indexing import normalize_index
 from .public import public
 from .tensor import INPLACE_VIEW_ERROR, Tensor, _autograd_error, mark_written, wrap
+from .views import check_writable
 
 OP = TABLE
 
@@ -157,19 +159,32 @@ def unbind(x: Any, dim: int = 0) -> tuple[Tensor, ...]:
 
 
 def setitem(x: Tensor, key: Any, value: Any) -> None:
-    """``x[key] = value``; recorded in the graph (CopySlices) when gradients flow."""
+    """``x[key] = value``; recorded in the graph (CopySlices) when gradients flow. Into a
+    view, the write reaches its base and rebases the history there (`views`)."""
     full, advanced = normalize_index(key, x.ndim)
     OP["setitem"].shape_rule(x.shape, np.shape(value.data if isinstance(value, Tensor) else value),
                         index=full, advanced=advanced)  # fmt: skip
-    tracked = STATE.enabled and (x._rg or (isinstance(value, Tensor) and value._rg))
     if STATE.enabled and x.grad_fn is None and x._rg:
         raise _autograd_error(INPLACE_VIEW_ERROR)
+    if x._base is not None:
+        x._inplace(_assign, full, advanced, value)
+        return
+    tracked = STATE.enabled and (x._rg or (isinstance(value, Tensor) and value._rg))
+    if not x.data.flags.writeable:
+        check_writable(x)
     mark_written(x)
     if not tracked:
         x.data[full] = value.data if isinstance(value, Tensor) else value
         return
     before = wrap(x.data, x._rg, x.grad_fn)  # the pre-assignment version of x, for its grad
+    before._output_nr = x._output_nr
     result = apply(OP["setitem"], before, operand(value), index=full, advanced=advanced)
     x.data = result.data
     x.grad_fn = result.grad_fn
     x._rg = True
+    x._output_nr = 0
+    refresh(x)
+
+
+def _assign(source: Tensor, full: tuple, advanced: bool, value: Any) -> Tensor:
+    return apply(OP["setitem"], source, operand(value), index=full, advanced=advanced)

@@ -43,9 +43,13 @@ WRITES = [0]
 
 
 def bump_version(t: Tensor) -> None:
-    """Record an in-place write to ``t``."""
+    """Record an in-place write to ``t`` (and so to every tensor sharing its counter)."""
     WRITES[0] += 1
-    t._version = WRITES[0]
+    box = t._vbox
+    if box is None:
+        t._vbox = [WRITES[0]]
+    else:
+        box[0] = WRITES[0]
 
 
 def wrap(data: np.ndarray, requires_grad: bool = False, grad_fn: Any = None) -> Tensor:
@@ -72,7 +76,10 @@ class Tensor:
     _acc: Any = None  # the leaf's AccumulateGrad, made on first request
     _retains = False
     _hooks: list | None = None
-    _version = 0  # the WRITES stamp of the last in-place write (0: never written)
+    _vbox: list | None = None  # [WRITES stamp of the last in-place write], shared by views
+    _base: Tensor | None = None  # a view's root base (see `agrad.engine.views`)
+    _chain: tuple = ()  # a view's (op, params) steps from its base
+    _views: list | None = None  # a base's weak references to its views
     _output_nr = 0  # which output of its grad_fn (a custom Function may have several)
     __array_priority__ = 1000  # NumPy defers `ndarray * Tensor` to Tensor.__rmul__
 
@@ -124,6 +131,12 @@ class Tensor:
         return self._output_nr
 
     @property
+    def _version(self) -> int:
+        """The stamp of the last in-place write to this storage (0: never written)."""
+        box = self._vbox
+        return 0 if box is None else box[0]
+
+    @property
     def is_leaf(self) -> bool:
         return self.grad_fn is None
 
@@ -170,8 +183,13 @@ class Tensor:
         return RemovableHandle(self._hooks, hook)
 
     def detach(self) -> Tensor:
-        """A new leaf sharing this data, cut from the graph."""
-        return wrap(self.data)
+        """A new leaf sharing this data and its version counter, cut from the graph."""
+        t = wrap(self.data)
+        box = self._vbox
+        if box is None:
+            box = self._vbox = [0]
+        t._vbox = box
+        return t
 
     def detach_(self) -> Tensor:
         self.grad_fn = None
@@ -254,27 +272,6 @@ class Tensor:
         if self.data.ndim == 0:  # as PyTorch: a 0-d tensor formats as its number
             return format(self.data.item(), spec)
         return repr(self)
-
-    # ---- in-place writes -----------------------------------------------------------------
-
-    def _inplace(self, fn: Any, *args: Any) -> Tensor:
-        """``self = fn(self, *args)`` written into the same array, as PyTorch's in-place ops.
-
-        When a graph is recorded, ``fn`` sees a snapshot of ``self`` (its saved values stay
-        those of before the write) and ``self`` is re-pointed at the new node; the old
-        node's output is marked written, so a rule that reads it fails at backward.
-        """
-        if STATE.enabled and self.grad_fn is None and self._rg:
-            raise _autograd_error(INPLACE_LEAF_ERROR)
-        tracked = STATE.enabled and (self._rg or any(isinstance(a, Tensor) and a._rg for a in args))
-        source = wrap(self.data.copy(), self._rg, self.grad_fn) if tracked else self
-        result = fn(source, *args)
-        mark_written(self)
-        self.data[...] = result.data
-        if tracked and result.grad_fn is not None:
-            self.grad_fn = result.grad_fn
-            self._rg = True
-        return self
 
 
 def mark_written(t: Tensor) -> None:

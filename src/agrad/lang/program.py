@@ -192,9 +192,12 @@ class _Executor:
         dtype = get_default_dtype()
         self.env: dict[str, Tensor] = {}
         self.bound: dict[str, Tensor] = {}
+        # Indexed assignment writes through views into what they view, as in PyTorch: then
+        # each run gets its own copy of the inputs, which later runs must see unchanged.
+        writes = any(instr.kind == ir.STORE_INDEX for instr in program.parsed.instrs)
         for name, value in bindings.items():
             t = value if isinstance(value, Tensor) else F.as_tensor(np.asarray(value))
-            self.bound[name] = wrap(t.data.astype(dtype, copy=False))
+            self.bound[name] = wrap(t.data.astype(dtype, copy=writes))
         for name in program.free:  # inputs named in --wrt become leaves that require grad
             value = self.bound[name]
             self.env[name] = wrap(value.data, True) if name in wrt else value
@@ -348,8 +351,6 @@ class _Executor:
                 f"with respect to), so it cannot be assigned into; assign into a copy, e.g. "
                 f"y = {instr.name} * 1; y[...] = ..."
             )
-        if target.grad_fn is None and not target.requires_grad:
-            target = wrap(np.array(target.data, copy=True))  # never write into a bound input
         F.setitem(target, self.key(instr.items, slots), value)
         self.env[instr.name] = target
         return target

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from ...errors import AgradLimitError, AgradShapeError, AgradValueError
-from .. import batching, limits
+from .. import batching, limits, views
 from ..grad_mode import STATE
 from ..limits import LIMIT
 from ..node import Node, named, node_class
@@ -133,6 +133,7 @@ class Op:
     kink: bool = False  # has points of non-differentiability (tests avoid them)
     needs_mask: bool = False  # the VJP takes ``needs`` (which inputs want a gradient)
     mutates: bool = False  # the forward writes into its first input (indexed assignment)
+    view: bool = False  # the forward may return a view of its first input (`engine.views`)
     # The checker's complex step (f'(x) = Im f(x + ih)/h) runs the forward on complex arrays:
     # every differentiable op without kinks is holomorphic there, and `forward` serves unless
     # it is not (sigmoid's two-branch kernel, var's modulus): then this one does.
@@ -232,13 +233,18 @@ def record(op: Op, *inputs: Any, **params: Any) -> Tensor:
     if type(out) is not np.ndarray:
         out = np.asarray(out)
     if not STATE.enabled or op.vjp is None:
+        if op.view:
+            return _view(op, inputs[0], wrap(out), params)
         return wrap(out)
     next_ = tuple([(x.grad_fn or x) if isinstance(x, Tensor) and x._rg else None for x in inputs])
     for producer in next_:  # (not next_.count(None): that would call Tensor.__eq__)
         if producer is not None:
             break
     else:
+        if op.view:
+            return _view(op, inputs[0], wrap(out), params)
         return wrap(out)
+    source = inputs[0]  # (before stand-ins replace it: a view's base)
     reads = op.read_inputs
     if reads is not None:  # tracked inputs the VJP never reads: reached through next_
         if reads:
@@ -257,7 +263,14 @@ def record(op: Op, *inputs: Any, **params: Any) -> Tensor:
         node = cls(op, inputs, datas, params, kept, next_, WRITES[0])
     else:
         node = named(Node(op, inputs, datas, params, kept, next_, WRITES[0]))
+    if op.view:
+        return _view(op, source, wrap(out, True, node), params)
     return wrap(out, True, node)
+
+
+def _view(op: Op, x: Any, out: Tensor, params: dict) -> Tensor:
+    views.register(op, x, out, params)
+    return out
 
 
 def _stand_ins(reads: tuple[int, ...], inputs: tuple, next_: tuple) -> tuple:

@@ -6,6 +6,7 @@ dimensions (a block of Jacobian rows) flows through unchanged.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -68,7 +69,8 @@ def _index_name(node):
 
 
 def _index_forward(x, index, advanced):
-    return x[index]
+    # A trailing Ellipsis makes an all-integer index give a 0-d view, not a NumPy scalar.
+    return x[index] if advanced else x[(*index, Ellipsis)]
 
 
 def _index_vjp(ns, g, out, x, index, advanced):
@@ -163,6 +165,44 @@ def _setitem_vjp(ns, g, out, old, value, index, advanced):
     return g * keep, g[(Ellipsis, *index)]
 
 
+def _as_strided_forward(x, ids):
+    return np.reshape(x, -1)[ids]
+
+
+def _as_strided_vjp(ns, g, out, x, ids):
+    lead = batch_of(g, out.ndim)
+    flat = ns.index_backward(g, lead + (math.prod(x.shape),), (ids,), True)
+    return (flat.reshape(lead + tuple(x.shape)),)
+
+
+def _as_strided_shape(shape, ids):
+    return np.shape(ids)
+
+
+def _copy_slices_forward(base, value, ids):
+    np.put(base, ids, np.broadcast_to(value, np.shape(ids)))  # in place, into the storage
+    return base
+
+
+def _copy_slices_vjp(ns, g, out, base, value, ids):
+    n = math.prod(out.shape)
+    keep = np.ones(n, dtype=bool)
+    keep[np.ravel(ids)] = False
+    lead = batch_of(g, out.ndim)
+    return g * keep.reshape(out.shape), g.reshape(lead + (n,))[(Ellipsis, ids)]
+
+
+def _copy_slices_shape(base, value, ids):
+    try:
+        np.broadcast_shapes(tuple(value), np.shape(ids))
+    except ValueError:
+        raise AgradShapeError(
+            f"copy_: a value of shape {tuple(value)} cannot be written into a view of shape "
+            f"{np.shape(ids)}"
+        ) from None
+    return tuple(base)
+
+
 def _concat_forward(*xs, axis=0):
     return np.concatenate(xs, axis=axis)
 
@@ -221,7 +261,7 @@ def _stack_shape(*shapes, axis=0):
 
 
 register(
-    Op("index", _index_name, _index_forward, _index_vjp, _index_shape, saves=NOTHING,
+    Op("index", _index_name, _index_forward, _index_vjp, _index_shape, view=True, saves=NOTHING,
        explain="scatter the gradient into zeros at the index", batch=batching.index,
        grows=True, public=False, method=False,
        cases=(Case(((2, 3),), {"index": (0, slice(None)), "advanced": False}),
@@ -229,9 +269,10 @@ register(
               Case(((4,),), {"index": (np.array([0, 2, 2]),), "advanced": True}),
               Case(((2, 3, 2),), {"index": (np.array([0, 1]), slice(None), np.array([1, 0])),
                                   "advanced": True}))),
-    Op("unbind", "UnbindBackward0", _index_forward, _index_vjp, _index_shape, saves=NOTHING,
-       explain="scatter the gradient into zeros at the index", batch=batching.index,
-       method=False, cases=(Case(((2, 3),), {"index": (1, slice(None)), "advanced": False}),)),
+    Op("unbind", "UnbindBackward0", _index_forward, _index_vjp, _index_shape, view=True,
+       saves=NOTHING, explain="scatter the gradient into zeros at the index",
+       batch=batching.index, method=False,
+       cases=(Case(((2, 3),), {"index": (1, slice(None)), "advanced": False}),)),
     Op("index_backward", "IndexBackwardBackward0", kernels.index_backward, _index_backward_vjp,
        _index_backward_shape, explain="index the gradient", saves=NOTHING, grows=True,
        public=False, method=False,
@@ -241,6 +282,16 @@ register(
        saves=NOTHING, mutates=True, batch=batching.setitem, public=False, method=False,
        cases=(Case(((2, 3), (3,)), {"index": (0, slice(None)), "advanced": False}),
               Case(((2, 3), ()), {"index": (1, 2), "advanced": False}))),
+    # Views after an in-place write (`engine.views`): ids are flat positions in the base.
+    Op("as_strided", "AsStridedBackward0", _as_strided_forward, _as_strided_vjp,
+       _as_strided_shape, saves=NOTHING, explain="scatter the gradient into the base's positions",
+       batch=batching.as_strided, public=False, method=False,
+       cases=(Case(((2, 3),), {"ids": np.array([[1, 4], [2, 5]])}),)),
+    Op("copy_slices", "CopySlices", _copy_slices_forward, _copy_slices_vjp, _copy_slices_shape,
+       arity=2, saves=NOTHING, mutates=True, batch=batching.copy_slices, public=False,
+       method=False, explain="the old base gets g outside the view; the view's value inside it",
+       cases=(Case(((2, 3), (2,)), {"ids": np.array([1, 4])}),
+              Case(((2, 3), (2, 2)), {"ids": np.array([[0, 1], [3, 4]])}))),
     Op("concat", "CatBackward0", _concat_forward, _concat_vjp, _concat_shape, arity=-1,
        explain="split the gradient along the axis", saves=NOTHING, batch=batching.concat,
        grows=True, aliases=("cat", "concatenate"), method=False,

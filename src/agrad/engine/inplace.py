@@ -1,0 +1,94 @@
+"""In-place writes, as PyTorch's: into a tensor, or through a view into its base.
+
+Every in-place operation (``add_``, ``+=``, ``fill_``, ``copy_``, ``x[i] = v``, ...) ends
+here. Into a view, the write reaches the base's storage and the base's history becomes
+CopySlices(old base, new values); the views of a written storage are re-derived from the
+base's new history (AsStridedBackward0), so autograd stays right through aliases
+(`agrad.engine.views` keeps track of which tensors are views of which).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .grad_mode import STATE
+from .ops.core import TABLE, apply
+from .tensor import INPLACE_LEAF_ERROR, Tensor, _autograd_error, mark_written, wrap
+from .views import OVERLAP_ERROR, check_writable, view_ids
+
+
+def inplace(self: Tensor, fn: Any, *args: Any) -> Tensor:
+    """``self = fn(self, *args)`` written into the same storage, as PyTorch's in-place ops.
+
+    When a graph is recorded, ``fn`` sees a snapshot of ``self`` (its saved values stay
+    those of before the write) and ``self`` is re-pointed at the new node (through its
+    base's CopySlices when it is a view); the old node's output is marked written, so a
+    rule that reads it fails at backward, and the views of the storage are re-derived.
+    """
+    if STATE.enabled and self.grad_fn is None and self._rg:
+        raise _autograd_error(INPLACE_LEAF_ERROR)
+    base = self._base
+    if base is not None or not self.data.flags.writeable:
+        check_writable(self)
+    tracked = STATE.enabled and (
+        self._rg
+        or (base is not None and base._rg)
+        or any(isinstance(a, Tensor) and a._rg for a in args)
+    )
+    if not tracked:
+        result = fn(self, *args)
+        mark_written(self)
+        self.data[...] = result.data
+        return self
+    source = wrap(self.data.copy(), self._rg, self.grad_fn)
+    source._output_nr = self._output_nr
+    result = fn(source, *args)
+    if base is not None:
+        write_view(self, result)
+        return self
+    mark_written(self)
+    self.data[...] = result.data
+    if result.grad_fn is not None:
+        self.grad_fn = result.grad_fn
+        self._rg = True
+        self._output_nr = 0
+    refresh(self)
+    return self
+
+
+def write_view(view: Tensor, new: Tensor) -> None:
+    """Record that ``view`` now holds ``new`` (a recorded value of its shape): the base
+    becomes CopySlices(old base, new) and every live view of it is re-derived."""
+    base: Any = view._base
+    ids = view_ids(view)
+    if ids.size and np.unique(ids).size != ids.size:
+        raise _autograd_error(OVERLAP_ERROR)
+    mark_written(view)
+    mark_written(base)
+    before = wrap(base.data, base._rg, base.grad_fn)
+    before._output_nr = base._output_nr
+    result = apply(TABLE["copy_slices"], before, new, ids=ids)  # writes into base.data
+    base.grad_fn = result.grad_fn
+    base._rg = True
+    base._output_nr = 0
+    refresh(base)
+
+
+def refresh(base: Tensor) -> None:
+    """Re-derive every live view of ``base`` from its current history (AsStridedBackward0),
+    after an in-place write changed what the base's graph computes."""
+    views = base._views
+    if not views or not base._rg or not STATE.enabled:
+        return
+    op = TABLE["as_strided"]
+    for ref in views:
+        view = ref()
+        if view is None:
+            continue
+        node = apply(op, base, ids=view_ids(view)).grad_fn
+        view.grad_fn = node
+        view._rg = True
+        view._output_nr = 0
+        view.__dict__.pop("_nograd_view", None)
