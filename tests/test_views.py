@@ -304,3 +304,23 @@ def _steps():
 def test_random_view_chains_with_writes_match_pytorch(steps, write, target, use):
     case = _chain_case(steps, write, target, use)
     _same(_run(case, agrad), _run(case, torch), exact_names=False)
+
+
+@pytest.mark.parametrize(
+    "shape, index, value_shape",
+    [((2,), 0, (1,)), ((2, 3), 0, (1, 3)), ((2, 3), (0, 1), (1, 1)),
+     ((2, 3), slice(None), (1, 2, 3)), ((2, 3), (slice(None), 1), (1, 2))],
+)  # fmt: skip
+def test_assigned_values_with_leading_ones_match_pytorch(shape, index, value_shape):
+    # PyTorch writes a value with extra leading 1s into a selection without them (w[0] = [3]);
+    # the value's gradient keeps its own shape, in a backward and in a Jacobian.
+    def run(lib):
+        x = _leaf(lib, np.arange(1.0, 1.0 + np.prod(shape)).reshape(shape))
+        v = _leaf(lib, np.full(value_shape, 0.5))
+        y = x * 2
+        y[index] = v * 3
+        (y * y).sum().backward()
+        return y.detach().numpy(), x.grad.numpy(), v.grad.numpy()
+
+    for ours, theirs in zip(run(agrad), run(torch), strict=True):
+        np.testing.assert_allclose(ours, theirs, rtol=1e-12)
