@@ -239,7 +239,7 @@ def _check_versions(node: Node) -> None:
     """Refuse when a value the VJP reads was written in place since it was recorded."""
     saves = node.op.saves
     for i, x in enumerate(node.inputs):
-        if isinstance(x, Tensor) and x._version > node.stamp and saves.reads_input(i):
+        if isinstance(x, Tensor) and x._version > node.stamp and saves.reads_for(i, node.next):
             raise AgradAutogradError(
                 "one of the variables needed for gradient computation has been modified by an "
                 f"inplace operation: a tensor of shape {x.shape} saved by {node.name()} was "

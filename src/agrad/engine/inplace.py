@@ -16,7 +16,7 @@ import numpy as np
 from .grad_mode import STATE
 from .ops.core import TABLE, apply
 from .tensor import INPLACE_LEAF_ERROR, Tensor, _autograd_error, mark_written, wrap
-from .views import OVERLAP_ERROR, check_writable, view_ids
+from .views import OVERLAP_ERROR, check_multi_output, check_writable, view_ids
 
 
 def inplace(self: Tensor, fn: Any, *args: Any) -> Tensor:
@@ -42,6 +42,8 @@ def inplace(self: Tensor, fn: Any, *args: Any) -> Tensor:
         mark_written(self)
         self.data[...] = result.data
         return self
+    if base is not None:
+        check_multi_output(self)
     source = wrap(self.data.copy(), self._rg, self.grad_fn)
     source._output_nr = self._output_nr
     result = fn(source, *args)

@@ -183,7 +183,7 @@ def install() -> None:
     """Put every operator and method on `Tensor` (once, when agrad.engine is imported)."""
     for name, fn in {**OPERATORS, **METHODS}.items():
         setattr(Tensor, name, fn)
-    setattr(Tensor, "_inplace", inplace.inplace)  # noqa: B010 - every in-place write ends there
+    Tensor._inplace = inplace.inplace  # type: ignore[attr-defined]  # every in-place write
     for name, fn in {"add_": F.add, "sub_": F.sub, "mul_": F.mul, "div_": F.div}.items():
         setattr(Tensor, name, _inplace(fn))
     for name, fn in {"__iadd__": F.add, "__isub__": F.sub, "__imul__": F.mul,

@@ -166,6 +166,7 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
                         index=full, advanced=advanced)  # fmt: skip
     if STATE.enabled and x.grad_fn is None and x._rg:
         raise _autograd_error(INPLACE_VIEW_ERROR)
+    value = _fit(value, OP["index"].shape_rule(x.shape, full, advanced))
     if x._base is not None:
         x._inplace(_assign, full, advanced, value)
         return
@@ -184,6 +185,18 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
     x._rg = True
     x._output_nr = 0
     refresh(x)
+
+
+def _fit(value: Any, selected: tuple) -> Any:
+    """The value without the leading 1s it has beyond the selection (PyTorch writes a (1,)
+    value into a single element), so its gradient has the value's own shape."""
+    shape = np.shape(value.data if isinstance(value, Tensor) else value)
+    extra = len(shape) - len(selected)
+    if extra <= 0:
+        return value
+    if isinstance(value, Tensor):
+        return reshape(value, shape[extra:])
+    return np.reshape(np.asarray(value), shape[extra:])
 
 
 def _assign(source: Tensor, full: tuple, advanced: bool, value: Any) -> Tensor:

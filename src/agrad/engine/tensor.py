@@ -217,6 +217,10 @@ class Tensor:
     def size(self, dim: int | None = None) -> Any:
         return self.data.shape if dim is None else self.data.shape[dim]
 
+    def is_contiguous(self) -> bool:
+        """Whether the elements are laid out in order in memory (a view may not be)."""
+        return bool(self.data.flags.c_contiguous)
+
     def dim(self) -> int:
         return self.data.ndim
 

@@ -50,6 +50,8 @@ def register(op: Any, x: Any, out: Tensor, params: dict) -> None:
     out._vbox = box
     if not STATE.enabled and root._rg:
         out.__dict__["_nograd_view"] = True
+    if op.name == "unbind":  # one of several views: PyTorch refuses recorded writes into it
+        out.__dict__["_multi"] = next(i for i in params["index"] if isinstance(i, int))
     views = root._views
     if views is None:
         views = root._views = []
@@ -79,3 +81,21 @@ def check_writable(t: Tensor) -> None:
             raise _autograd_error(INPLACE_VIEW_ERROR)
         if t.__dict__.get("_nograd_view") and base._rg:
             raise _autograd_error(NO_GRAD_VIEW_ERROR)
+
+
+def check_multi_output(t: Tensor) -> None:
+    """Refuse a recorded write into one of the views unbind (iteration) returned."""
+    k = t.__dict__.get("_multi")
+    if k is not None:
+        base: Any = t._base
+        start = (
+            f"Output {k} of Unbind is a view and is being modified inplace."
+            if base._rg
+            else "A view was created in no_grad mode and is being modified inplace with grad "
+            "mode enabled."
+        )
+        raise _autograd_error(
+            f"{start} This view is the output of a function that returns multiple views. Such "
+            "functions do not allow the output views to be modified inplace. You should replace "
+            "the inplace operation by an out-of-place one."
+        )

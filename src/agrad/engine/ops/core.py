@@ -56,6 +56,9 @@ class Saves:
 
     inputs: tuple[int, ...] | None = None
     output: bool = False
+    # Inputs read only for the other operands' gradients (mul's a, for b's): a write into
+    # one is harmless when no other operand wants a gradient (PyTorch saves it only then).
+    for_others: tuple[int, ...] = ()
     anything: bool = field(init=False, default=True)  # derived: (read on every backward step)
 
     def __post_init__(self) -> None:
@@ -64,8 +67,15 @@ class Saves:
     def reads_input(self, i: int) -> bool:
         return self.inputs is None or i in self.inputs
 
+    def reads_for(self, i: int, next_: tuple) -> bool:
+        """Whether input ``i`` is read, given which operands want a gradient (``next_``)."""
+        if i in self.for_others:
+            return any(n is not None for j, n in enumerate(next_) if j != i)
+        return self.reads_input(i)
+
 
 NOTHING = Saves((), False)
+PRODUCT = Saves(None, False, for_others=(0, 1))  # a*b, a@b: each read for the other's grad
 INPUTS = Saves(None, False)
 OUTPUT = Saves((), True)
 INPUTS_AND_OUTPUT = Saves(None, True)

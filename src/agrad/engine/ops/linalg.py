@@ -7,7 +7,7 @@ import numpy as np
 
 from ...errors import AgradShapeError
 from .. import batching
-from .core import BINARY, Case, Op, raw, register
+from .core import BINARY, PRODUCT, Case, Op, raw, register
 
 
 def _matmul_name(node):
@@ -74,6 +74,7 @@ def matmul_shape(a: tuple, b: tuple) -> tuple:
 
 register(
     Op("matmul", _matmul_name, np.matmul, _matmul_vjp, matmul_shape, arity=2, needs_mask=True,
+       saves=PRODUCT,
        explain="d(A@B)/dA = g@Bᵀ, d(A@B)/dB = Aᵀ@g", batch=batching.matmul, grows=True,
        family=BINARY, language=True, doc="matrix product (also @), 1-D, 2-D or batched",
        cases=(Case(((3,), (3,))), Case(((2, 3), (3,))), Case(((3,), (3, 2))),
