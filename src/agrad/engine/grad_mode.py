@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 import functools
+import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-class _GradState:
-    """Mutable holder read on every op; a plain attribute is the cheapest check."""
+class _GradState(threading.local):
+    """Read on every op. Per thread, as PyTorch's grad mode is: one thread's ``no_grad``
+    must not stop another's recording (a thread-local read costs ~50 ns more than a
+    plain attribute: about 1% of a recorded node)."""
 
-    __slots__ = ("enabled",)
-
-    def __init__(self) -> None:
+    def __init__(self) -> None:  # (runs once in each thread that reads it)
         self.enabled = True
 
 
