@@ -35,7 +35,11 @@ def project_variable(
     x = var.base.reshape(-1)
     n, m = x.size, f0.size
     v, u = _directions(n, m, options.directions, rng)
-    claim = np.array([[float(target.vjp(name, u[d]) @ v[d]) for d in range(len(v))]])
+    if m == 1:  # u = 1 for every direction: one backward pass gives the whole gradient
+        gradient = target.vjp(name, u[0])
+        claim = (v @ gradient)[None]
+    else:
+        claim = np.array([[float(target.vjp(name, u[d]) @ v[d]) for d in range(len(v))]])
     f0u = (u @ f0)[None]  # (1, D): each direction's projected value at the base
     tol = Tolerance.default(target.dtype, options.atol, options.rtol)
     scale_f = np.array([float(np.max(np.abs(f0u), initial=0.0))])
