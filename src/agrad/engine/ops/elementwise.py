@@ -264,7 +264,13 @@ def _pow_vjp(ns, g, out, a, b, **_):
     # base == 0 and exponent >= 0 the exponent gets none either.
     base_zero = raw(a) == 0
     ga = g * (b * ns.where(base_zero & (raw(b) == 0), 1.0, a) ** (b - 1.0))
-    log_a = ns.where(base_zero & (raw(b) >= 0), 0.0, ns.log(ns.where(base_zero, 1.0, a)))
+    # At base 0 with a negative exponent, out·log(a) is inf·(-inf) = -inf, as PyTorch has it
+    # (log(0) written as -inf: np.log(0) would warn, and 1.0 in its place gave inf·0 = nan).
+    log_a = ns.where(
+        base_zero,
+        ns.where(raw(b) >= 0, 0.0, -np.inf),
+        ns.log(ns.where(base_zero, 1.0, a)),
+    )
     return ga, g * out * log_a
 
 
