@@ -223,8 +223,6 @@ def invoke(argv: list[str]) -> tuple[int, str, str]:
 KNOWN = {
     "setting an array element with a sequence": "x[0] = v where v has shape (1,): NumPy "
     "refuses it, PyTorch broadcasts it (engine/shaping.py setitem)",
-    "AxisError: axis": "cumsum, softmax, log_softmax of a 0-d value in the batched replay "
-    "of check and jacobian (engine/batching.py _along_axis)",
     "cannot reshape array of size": "w[0] = v with v broadcast into the slot, in a Jacobian's "
     "batched backward (engine/autograd.py _unbroadcast); check --fast of an empty output "
     "(check/projections.py)",

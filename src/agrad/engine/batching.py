@@ -75,6 +75,9 @@ def reduction(op, values, params, size):
 
 def along_axis(op, values, params, size):
     (value,) = values
+    if _nd(value) == 0:  # a 0-d value is its own axis (PyTorch: cumsum of a scalar is itself)
+        column = np.reshape(value[0], (size, 1))
+        return np.reshape(op.forward(column, **{**params, "axis": 1}), (size,))
     return op.forward(value[0], **{**params, "axis": _axis(params["axis"], _nd(value))})
 
 
