@@ -26,14 +26,18 @@ KNOWN_CASES: list[tuple[str, list[str]]] = [
     # one reproducer per known class: the day it is fixed, it XPASSes (strict)
 ]
 
-# Fixed classes, kept as regression tests: an op along an axis of a 0-d value in the
-# batched replay of check (cumsum/cumprod run; softmax & co. are refused as eval refuses).
+# Fixed classes, kept as regression tests: an op along an axis of a 0-d value, or a
+# reduction over one, in the batched replay of check: it runs where eval runs (cumsum,
+# cumprod, min) and is refused where eval refuses (softmax, norm, logsumexp).
 FIXED_CASES = [
     (["check", "sum(cumsum(x))", "--set", "x=2", "--wrt", "x"], 0),
     (["check", "sum(cumprod(x))", "--set", "x=2", "--wrt", "x", "--fast"], 0),
     (["jacobian", "cumsum(x)", "--set", "x=2", "--wrt", "x"], 0),
     (["check", "sum(log_softmax(x))", "--set", "x=2", "--wrt", "x", "--fast"], 2),
     (["check", "sum(softmax(x))", "--set", "x=2", "--wrt", "x"], 2),
+    (["check", "min(x, axis=0)", "--set", "x=0.5", "--wrt", "x", "--method", "forward"], 0),
+    (["check", "norm(x, axis=-1)", "--set", "x=0.5", "--wrt", "x", "--method", "forward"], 2),
+    (["check", "logsumexp(x, axis=-1)", "--set", "x=0.5", "--wrt", "x"], 2),
 ]
 
 
