@@ -116,8 +116,11 @@ class Function(metaclass=FunctionMeta):
                 params = list(signature.parameters.values())[1:]
                 signature = signature.replace(parameters=params)
             _SIGNATURES[cls] = signature
-        if not kwargs and any(p.kind is p.VAR_POSITIONAL for p in signature.parameters.values()):
-            return args
+        params = signature.parameters.values()
+        if not kwargs and (
+            len(args) == len(params) or any(p.kind is p.VAR_POSITIONAL for p in params)
+        ):
+            return args  # nothing to bind or fill in: the common call, without bind's cost
         bound = signature.bind(*args, **kwargs)
         bound.apply_defaults()
         if bound.kwargs:

@@ -124,13 +124,9 @@ class Session:
         result = Evaluation(out.data, out.grad_fn.name() if out.grad_fn else None)
         steps = []
         if targets and out.requires_grad and out.grad_fn is None:
-            # The output is one of the variables itself: no backward step, and its gradient
-            # is the seed (1), as `evaluate` reports it.
-            seed = self._cotangent(out, grad_output)
-            grads = autograd_grad(out, list(targets.values()), grad_outputs=seed, allow_unused=True)
-            for (name, t), g in zip(targets.items(), grads, strict=True):
-                result.variables[name] = _variable(name, t, g)
-            return result, steps
+            # The output is one of the variables itself: no backward step to show, and its
+            # gradient is what plain evaluation reports.
+            return self.evaluate(grad_output), steps
         if targets and out.requires_grad:
             steps = explain(out, run.env, self._cotangent(out, grad_output))
         for name, t in targets.items():
