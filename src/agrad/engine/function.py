@@ -116,9 +116,9 @@ class Function(metaclass=FunctionMeta):
                 params = list(signature.parameters.values())[1:]
                 signature = signature.replace(parameters=params)
             _SIGNATURES[cls] = signature
-        params = signature.parameters.values()
+        declared = signature.parameters.values()
         if not kwargs and (
-            len(args) == len(params) or any(p.kind is p.VAR_POSITIONAL for p in params)
+            len(args) == len(declared) or any(p.kind is p.VAR_POSITIONAL for p in declared)
         ):
             return args  # nothing to bind or fill in: the common call, without bind's cost
         bound = signature.bind(*args, **kwargs)
