@@ -24,7 +24,7 @@ def test_batched_replay_equals_point_by_point(op, case):
     out = apply(op, *ts, **case.params)
     wanted = [t for t in ts if t.requires_grad]
     tape = Tape(out, wanted)
-    base = [t.data for t in wanted]
+    base = [t._array for t in wanted]
     for k in range(len(wanted)):
         rng = np.random.default_rng(k)
         block = base[k][None] + 0.01 * rng.standard_normal((4, *base[k].shape))
@@ -58,7 +58,7 @@ def test_batched_differences_equal_point_by_point():
     x = agrad.tensor(np.linspace(-1.0, 2.0, 7), requires_grad=True)
     y = agrad.softmax(x * x, axis=0)[:4] @ agrad.tensor(np.arange(4.0))
     tape = Tape(y, [x])
-    one = differences(tape, x.data, 1e-6)
-    many = differences(tape, x.data, 1e-6, batched=lambda b: tape.batch(0, b, [x.data]))
+    one = differences(tape, x._array, 1e-6)
+    many = differences(tape, x._array, 1e-6, batched=lambda b: tape.batch(0, b, [x._array]))
     np.testing.assert_allclose(many.jacobian, one.jacobian, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(many.left, one.left, rtol=1e-9, atol=1e-12)

@@ -962,7 +962,7 @@ def test_numeric_accuracy(method, bound):
     run = session.run()
     x = run.wrt["x"]
     tape = Tape(run.output, [x])
-    base = x.data.astype(np.float64)
+    base = x._array.astype(np.float64)
     exact = 2 * base * np.sin(base) + base**2 * np.cos(base)
     numeric = differences(tape, base, default_eps(np.float64, method), method)
     error = np.abs(numeric.jacobian.reshape(-1) - exact)

@@ -144,7 +144,7 @@ def test_every_result_is_within_the_limit_or_refused(expression, shape_a, shape_
     finally:
         tracemalloc.stop()
     if out is not None:
-        assert out.data.size <= max(limit, max(v.size for v in values.values()))
+        assert out._array.size <= max(limit, max(v.size for v in values.values()))
     # refused or not, nothing near a result of the unchecked size was ever allocated
     biggest = max(limit, *(v.size for v in values.values()))
     assert peak < 200_000 + 64 * biggest, f"{expression}: {peak:,} bytes"

@@ -35,18 +35,12 @@ INDEX_ADD = "Tensor.index_add_ / index_add are missing"
 
 KNOWN_FAILING: dict[str, str] = {
     "basics_bce_with_logits": NN,
-    "blitz_while_data_norm": DATA,
     "examples_grad_assigned_float": GRAD_FLOAT,
     "function_mark_non_differentiable": INDEX_ADD,
     "functional_strict_independent_input": STRICT,
     "functional_vjp_create_graph": VJP_CG,
     "grads_forward_ad": FORWARD_AD,
     "grads_torch_func": FUNC,
-    "makemore_mlp_training": DATA,
-    "makemore_neural_bigram_data_update": DATA,
-    "makemore_update_ratio": DATA,  # p.data.std() is NumPy's (ddof=0): a different number
-    "mechanics_data_vs_detach": DATA,
-    "teaching_old_style_data_updates": DATA,
     "tensor_broadcast_error_message": ERR_TEXT,
     "tensor_dot_2d_refused": ERR_TEXT,
 }

@@ -324,3 +324,19 @@ def test_assigned_values_with_leading_ones_match_pytorch(shape, index, value_sha
 
     for ours, theirs in zip(run(agrad), run(torch), strict=True):
         np.testing.assert_allclose(ours, theirs, rtol=1e-12)
+
+
+BASIC_INDICES = [
+    (0, slice(None, 3)), (slice(None, 3), 0), (0,), (0, 1), (None, 0), (0, None),
+    (slice(1, 3), None), (Ellipsis, 0), (0, Ellipsis), (slice(None), slice(None)),
+    (slice(None), slice(1, 2), 0), (slice(None), 0, slice(None)), (0, slice(None), 1),
+    (slice(None), None, slice(None)), (Ellipsis, None), (slice(None, None, 2), 1, None),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("index", BASIC_INDICES, ids=str)
+def test_basic_index_grad_fn_is_named_after_its_last_step_as_pytorch(index) -> None:
+    # PyTorch applies x[a, b, ...] one step at a time: the printed grad_fn is the last step
+    # that does something (makemore prints W[0, :3] and sees SliceBackward0).
+    theirs = torch.zeros(4, 4, 4, requires_grad=True)[index].grad_fn.name()
+    assert agrad.zeros(4, 4, 4, requires_grad=True)[index].grad_fn.name() == theirs

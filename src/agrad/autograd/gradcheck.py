@@ -139,7 +139,7 @@ def _dtype_problems(target: AgradCallableTarget) -> list[str]:
         wanted = [o for o in target.outputs if o.requires_grad]
         if not wanted:
             continue
-        ones = [wrap(np.ones_like(o.data)) for o in wanted]
+        ones = [wrap(np.ones_like(o._array)) for o in wanted]
         g = grad(wanted, [leaf], grad_outputs=ones, retain_graph=True, allow_unused=True)[0]
         if g is not None and g.dtype != leaf.dtype:
             problems.append(
@@ -164,7 +164,7 @@ def _batched_problems(target: AgradCallableTarget) -> list[str]:
         for name, b, s in zip(target.names, batched, single, strict=True):
             if (b is None) != (s is None):
                 return [f"Batched gradient of {name} is missing where the single one is not"]
-            if b is not None and not np.allclose(b.data[row], s.data, rtol=1e-10, atol=1e-12):
+            if b is not None and not np.allclose(b._array[row], s._array, rtol=1e-10, atol=1e-12):
                 return [f"Batched gradient of {name} differs from the one-by-one gradient"]
     return []
 
@@ -200,7 +200,7 @@ def gradgradcheck(
     if grad_outputs is None:
         vs = [wrap(rng.standard_normal(o.shape).astype(o.dtype), True) for o in outputs]
     else:
-        vs = [wrap(np.asarray(v.data if isinstance(v, Tensor) else v), True)
+        vs = [wrap(np.asarray(v._array if isinstance(v, Tensor) else v), True)
               for v in _as_tuple(grad_outputs)]  # fmt: skip
     count = len(inputs)
 
@@ -210,7 +210,7 @@ def gradgradcheck(
         wanted = [a for a in ins if isinstance(a, Tensor) and a.requires_grad]
         gs = grad(list(outs), wanted, grad_outputs=cotangents, create_graph=True,
                   allow_unused=True)  # fmt: skip
-        return tuple(wrap(np.zeros_like(w.data)) if g is None else g
+        return tuple(wrap(np.zeros_like(w._array)) if g is None else g
                      for w, g in zip(wanted, gs, strict=True))  # fmt: skip
 
     return gradcheck(

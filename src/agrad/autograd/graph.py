@@ -65,7 +65,7 @@ class allow_mutation_on_saved_tensors(saved_tensors_hooks):  # noqa: N801 - PyTo
     backward uses its value at the time it was saved (kept as a copy)."""
 
     def __init__(self) -> None:
-        super().__init__(lambda t: wrap(t.data.copy(), t.requires_grad, None), lambda t: t)
+        super().__init__(lambda t: wrap(t._array.copy(), t.requires_grad, None), lambda t: t)
 
 
 def register_multi_grad_hook(tensors: Any, fn: Callable, *, mode: str = "all") -> Any:

@@ -53,5 +53,5 @@ def is_inference_mode_enabled() -> bool:
 
 def Variable(data: Any, requires_grad: bool = False, volatile: bool = False) -> Tensor:  # noqa: N802
     """torch.autograd.Variable, the deprecated wrapper: a tensor sharing ``data``'s values."""
-    t = data.detach() if isinstance(data, Tensor) else wrap(Tensor(data).data)
+    t = data.detach() if isinstance(data, Tensor) else wrap(Tensor(data)._array)
     return t.requires_grad_(requires_grad) if requires_grad else t

@@ -76,13 +76,13 @@ class AgradCallableTarget:
         # grad (a function that differentiates inside, as gradgradcheck's does, needs both).
         k = self.position(name)
         wide = tuple(_widened(x, leaf=True) for x in self.inputs)
-        base = wide[k].data.astype(np.float64)
+        base = wide[k]._array.astype(np.float64)
 
         def value(point: np.ndarray) -> np.ndarray:
             args = list(wide)
             args[k] = wrap(np.array(point, dtype=np.float64), True)
             outs = self._call(tuple(args), record=True)
-            return np.concatenate([np.asarray(o.data, np.float64).reshape(-1) for o in outs])
+            return np.concatenate([np.asarray(o._array, np.float64).reshape(-1) for o in outs])
 
         return Variable(base, pointwise(value))
 
@@ -102,10 +102,10 @@ class AgradCallableTarget:
         for out, size in zip(outputs, self.sizes, strict=True):
             blocks = batched_jacobian(out, leaves)
             for name, leaf, block in zip(self.names, leaves, blocks, strict=True):
-                n = leaf.data.size
+                n = leaf._array.size
                 rows[name].append(
                     np.zeros((size, n)) if block is None
-                    else block.data.astype(np.float64).reshape(size, n)
+                    else block._array.astype(np.float64).reshape(size, n)
                 )  # fmt: skip
         m = sum(self.sizes)
         return {
@@ -123,16 +123,16 @@ class AgradCallableTarget:
                 wanted.append(out)
             start += size
         if not wanted:
-            return np.zeros(leaf.data.size)
+            return np.zeros(leaf._array.size)
         g = autograd_grad(wanted, [leaf], grad_outputs=parts, retain_graph=True,
                           allow_unused=True)[0]  # fmt: skip
-        return np.zeros(leaf.data.size) if g is None else g.data.astype(np.float64).reshape(-1)
+        return np.zeros(leaf._array.size) if g is None else g._array.astype(np.float64).reshape(-1)
 
 
 def _widened(x: Any, leaf: bool = False) -> Any:
     """A floating tensor in float64 (a fresh leaf with its requires_grad when ``leaf``)."""
     if isinstance(x, Tensor) and x.dtype.kind == "f":
-        return wrap(x.data.astype(np.float64), leaf and x.requires_grad)
+        return wrap(x._array.astype(np.float64), leaf and x.requires_grad)
     return x
 
 

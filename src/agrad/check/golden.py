@@ -82,7 +82,7 @@ def write(path: Path, values: dict[str, Any], protected: list[str]) -> None:
 
 def current(session) -> dict[str, Any]:
     """What a case records: its output and the gradients (or Jacobians) of its variables."""
-    if session.run().output.data.size == 1:
+    if session.run().output._array.size == 1:
         evaluation = session.evaluate()
         return {
             "value": np.asarray(evaluation.value).tolist(),

@@ -46,7 +46,7 @@ class ProgramTarget:
         return self.out_shape
 
     def point(self, name: str) -> np.ndarray:
-        return self.tensors[name].data.astype(np.float64)
+        return self.tensors[name]._array.astype(np.float64)
 
     def function(self, name: str) -> Variable:
         # One tape per variable: perturbing a variable must move everything computed from
@@ -61,7 +61,7 @@ class ProgramTarget:
             self._claims[wide] = self._jacobians(wide)
         block = self._claims[wide][name]
         if block is None:
-            return np.zeros((self.output.data.size, self.tensors[name].data.size))
+            return np.zeros((self.output._array.size, self.tensors[name]._array.size))
         return block
 
     def unused(self, name: str) -> bool:
@@ -80,9 +80,9 @@ class ProgramTarget:
         else:
             out, tensors = self.output, self.tensors
         blocks = batched_jacobian(out, tuple(tensors.values()))
-        m = out.data.size
+        m = out._array.size
         return {
-            name: None if b is None else b.data.astype(np.float64).reshape(m, t.data.size)
+            name: None if b is None else b._array.astype(np.float64).reshape(m, t._array.size)
             for (name, t), b in zip(tensors.items(), blocks, strict=True)
         }
 
@@ -90,13 +90,13 @@ class ProgramTarget:
         """uᵀ J for one variable: one backward pass."""
         out, t = self.output, self.tensors[name]
         if not out.requires_grad:  # the output does not depend on any variable
-            return np.zeros(t.data.size)
+            return np.zeros(t._array.size)
         cotangent = wrap(np.asarray(u, dtype=out.dtype).reshape(out.shape)) if out.ndim else None
         g = autograd_grad(out, [t], grad_outputs=cotangent, retain_graph=True, allow_unused=True)
         scale = 1.0 if out.ndim else float(np.asarray(u).reshape(-1)[0])
         if g[0] is None:
-            return np.zeros(t.data.size)
-        return g[0].data.astype(np.float64).reshape(-1) * scale
+            return np.zeros(t._array.size)
+        return g[0]._array.astype(np.float64).reshape(-1) * scale
 
 
 def check_session(session: Session, options: CheckOptions, expect: dict[str, str]) -> CheckReport:
@@ -132,10 +132,10 @@ def _anomaly(target: ProgramTarget, report: CheckReport):
     """Where the first nan or inf came from, when the value or a gradient has one."""
     from ..lang import anomaly
 
-    values = [target.output.data, *(v.analytic for v in report.variables.values())]
+    values = [target.output._array, *(v.analytic for v in report.variables.values())]
     if all(np.all(np.isfinite(np.asarray(v, dtype=np.float64))) for v in values):
         return None
-    seed = None if target.output.data.size == 1 else wrap(np.ones_like(target.output.data))
+    seed = None if target.output._array.size == 1 else wrap(np.ones_like(target.output._array))
     return anomaly.find(target.session.program, target.run, list(target.tensors.values()), seed)
 
 
@@ -145,7 +145,7 @@ def _expect(target: ProgramTarget, name: str, formula: str, autograd, options) -
     from ..lang.program import Program
 
     out, t = target.output, target.tensors[name]
-    if out.data.size != 1:
+    if out._array.size != 1:
         raise AgradValueError(
             f"--expect {name}: a formula is compared with the gradient of a single-number "
             f"output; this output has shape {tuple(out.shape)}"
@@ -153,8 +153,8 @@ def _expect(target: ProgramTarget, name: str, formula: str, autograd, options) -
     where = f"--expect {name}={formula!r}"
     try:
         program = Program.compile(formula)
-        values = {n: target.run.env[n].data for n in program.free if n in target.run.env}
-        value = program.run(values).output.data
+        values = {n: target.run.env[n]._array for n in program.free if n in target.run.env}
+        value = program.run(values).output._array
     except AgradError as exc:
         raise exc.with_prefix(where) from None
     try:

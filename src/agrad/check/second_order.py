@@ -29,7 +29,7 @@ class HessianTarget:
 
     def __init__(self, session: Session) -> None:
         run = session.run()
-        if run.output.data.size != 1:
+        if run.output._array.size != 1:
             raise AgradValueError(
                 f"--order 2 checks the Hessian of a single-number output, but the output has "
                 f"shape {tuple(run.output.shape)}"
@@ -51,13 +51,13 @@ class HessianTarget:
         return tuple(self.tensors[name].shape)
 
     def function(self, name: str) -> Variable:
-        base = self.tensors[name].data.astype(np.float64)
+        base = self.tensors[name]._array.astype(np.float64)
 
         def gradient(values: np.ndarray) -> np.ndarray:
             perturbed = self.wide.run({name: values})
             leaf = self.wide.targets(perturbed)[name]
             g = autograd_grad(perturbed.output.reshape(()), [leaf], allow_unused=True)[0]
-            return np.zeros(leaf.shape) if g is None else g.data.astype(np.float64)
+            return np.zeros(leaf.shape) if g is None else g._array.astype(np.float64)
 
         return Variable(base, pointwise(gradient))
 
@@ -66,7 +66,7 @@ class HessianTarget:
         if key not in self._blocks:
             session = self.wide if key else self.session
             self._blocks[key] = session.hessian()[1]
-        n = self.tensors[name].data.size
+        n = self.tensors[name]._array.size
         return self._blocks[key][name].grad.astype(np.float64).reshape(n, n)
 
 

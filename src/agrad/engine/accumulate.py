@@ -40,7 +40,7 @@ def _run_hooks(hooks: list, g: Any, create_graph: bool) -> Any:
             g = (
                 value
                 if create_graph
-                else np.asarray(value.data if isinstance(value, Tensor) else value)
+                else np.asarray(value._array if isinstance(value, Tensor) else value)
             )
     return g
 
@@ -84,7 +84,7 @@ def _accumulate(t: Tensor, g: Any, create_graph: bool, stored: set[int] | None =
     if create_graph:
         t._grad = g if t._grad is None else t._grad + g
     elif t._grad is not None:
-        held = t._grad.data
+        held = t._grad._array
         if type(held) is np.ndarray and held.flags.writeable and held.shape == np.shape(g):
             held += g  # in place, as PyTorch: a reference to .grad sees the new sum
         else:
@@ -94,10 +94,10 @@ def _accumulate(t: Tensor, g: Any, create_graph: bool, stored: set[int] | None =
         and type(g) is np.ndarray
         and g.base is None
         and g.flags.writeable
-        and g.dtype == t.data.dtype
+        and g.dtype == t._array.dtype
         and id(g) not in stored
     ):
         stored.add(id(g))
         t._grad = wrap(g)
     else:
-        t._grad = wrap(np.array(g, dtype=t.data.dtype))
+        t._grad = wrap(np.array(g, dtype=t._array.dtype))

@@ -44,7 +44,7 @@ def astype(x: Any, dtype: Any) -> Tensor:
     if x.dtype == dtype:
         return x
     if dtype.kind not in "fc":
-        return wrap(x.data.astype(dtype))
+        return wrap(x._array.astype(dtype))
     return apply(TABLE["astype"], x, dtype=dtype)
 
 
@@ -64,7 +64,7 @@ def pair(a: Any, b: Any) -> tuple[Tensor, Any]:
     """Operands of a binary op, promoted as PyTorch does: a 0-d float tensor takes the
     dtype of a dimensioned float operand (NumPy would widen to the 0-d one's dtype)."""
     a, b = first(a), operand(b)
-    if isinstance(b, Tensor) and a.data.dtype != b.data.dtype:
+    if isinstance(b, Tensor) and a._array.dtype != b._array.dtype:
         if b.ndim == 0 and a.ndim and a.dtype.kind == b.dtype.kind == "f":
             b = astype(b, a.dtype)
         elif a.ndim == 0 and b.ndim and a.dtype.kind == b.dtype.kind == "f":

@@ -60,9 +60,9 @@ def _seed(
         if not out._rg:
             raise AgradAutogradError(NO_GRAD_ERROR.format(i))
         if g is None:
-            if out.data.size != 1:
+            if out._array.size != 1:
                 raise AgradAutogradError(SCALAR_ERROR)
-            g = np.ones_like(out.data)
+            g = np.ones_like(out._array)
         g = g if isinstance(g, Tensor) else wrap(np.asarray(g, dtype=out.dtype))
         expected = g.shape[:batch] + out.shape
         if g.shape != expected or g.ndim != batch + out.ndim:
@@ -71,7 +71,7 @@ def _seed(
                 f"output[{i}] has a shape of {out.shape}."
             )
         # A caller's array may end up in a leaf's .grad: copy it unless made for this pass.
-        seeds.append(g if create_graph else g.data if fresh else np.array(g.data, copy=True))
+        seeds.append(g if create_graph else g._array if fresh else np.array(g._array, copy=True))
     return seeds
 
 
@@ -200,14 +200,15 @@ def _node_vjp(node: Node, g: Any, ns: Any, create_graph: bool, batch: int) -> tu
     op = node.op
     if node.freed and op.saves.anything:
         raise AgradAutogradError(FREED_ERROR)
-    if WRITES[0] != node.stamp and op.read_inputs != ():  # something was written in place since
-        _check_versions(node)
-    if node.out_written and op.keeps_output:
-        raise AgradAutogradError(
-            "one of the variables needed for gradient computation has been modified by an "
-            f"inplace operation: the output of {node.name()} was written after it was saved. "
-            "Hint: compute on a .clone() instead of modifying it in place."
-        )
+    if WRITES[0] != node.stamp:  # something was written in place since
+        if op.read_inputs != ():
+            _check_versions(node)
+        if op.keeps_output and (node.out_written or _written_through_detach(node)):
+            raise AgradAutogradError(
+                "one of the variables needed for gradient computation has been modified by an "
+                f"inplace operation: the output of {node.name()} was written after it was "
+                "saved. Hint: compute on a .clone() instead of modifying it in place."
+            )
     xs: Any
     if create_graph:
         xs = node.inputs
@@ -225,7 +226,7 @@ def _node_vjp(node: Node, g: Any, ns: Any, create_graph: bool, batch: int) -> tu
     result = []
     for x, child, gi in zip(node.inputs, node.next, grads, strict=True):
         if child is not None and gi is not None:
-            data = x.data  # an input with a producer is always a Tensor
+            data = x._array  # an input with a producer is always a Tensor
             shape = lead + data.shape if batch else data.shape
             if gi.shape != shape:
                 gi = _unbroadcast(ns, gi, shape, batch)
@@ -233,6 +234,11 @@ def _node_vjp(node: Node, g: Any, ns: Any, create_graph: bool, batch: int) -> tu
                 gi = ns.astype(gi, data.dtype)
         result.append(gi)
     return result, grads
+
+
+def _written_through_detach(node: Node) -> bool:
+    box = node.out_box  # (x.detach() shares x's version counter, as in PyTorch)
+    return box is not None and box[0] > node.stamp
 
 
 def _check_versions(node: Node) -> None:
@@ -312,7 +318,7 @@ def grad(
     for i, (t, g) in enumerate(zip(ins, grads, strict=True)):  # type: ignore[arg-type]
         if g is None:
             if materialize_grads:
-                g = np.zeros_like(t.data)
+                g = np.zeros_like(t._array)
             elif not allow_unused:
                 raise AgradAutogradError(UNUSED_ERROR.format(i))
         result.append(g if g is None or isinstance(g, Tensor) else wrap(np.array(g)))

@@ -30,7 +30,7 @@ _TYPE_NAMES = {
 
 class _TypedMeta(type):
     def __instancecheck__(cls, obj: Any) -> bool:
-        return isinstance(obj, Tensor) and obj.data.dtype == cls.dtype  # type: ignore[attr-defined]
+        return isinstance(obj, Tensor) and obj._array.dtype == cls.dtype  # type: ignore[attr-defined]
 
 
 def _typed(numpy_name: str) -> type:
@@ -53,7 +53,7 @@ TYPED = {name: _typed(numpy_name) for numpy_name, name in _TYPE_NAMES.items()}
 def tensor_type(self: Tensor, dtype: Any = None, **kwargs: Any) -> Any:
     """``x.type()``: 'torch.FloatTensor' & co.; ``x.type(dtype)``: ``x`` cast to it."""
     if dtype is None and not kwargs:
-        return f"torch.{_TYPE_NAMES.get(self.data.dtype.name, self.data.dtype.name)}"
+        return f"torch.{_TYPE_NAMES.get(self._array.dtype.name, self._array.dtype.name)}"
     if isinstance(dtype, str) and dtype.startswith("torch."):
         names = {v: k for k, v in _TYPE_NAMES.items()}
         dtype = names.get(dtype[len("torch.") :], dtype[len("torch.") :])
@@ -68,7 +68,7 @@ def tensor_type(self: Tensor, dtype: Any = None, **kwargs: Any) -> Any:
 def _new(maker: Callable[..., Tensor]) -> Callable[..., Tensor]:
     def method(self: Tensor, *size: Any, dtype: Any = None, requires_grad: bool = False,
                **_: Any) -> Tensor:  # fmt: skip
-        return maker(*size, dtype=self.data.dtype if dtype is None else dtype,
+        return maker(*size, dtype=self._array.dtype if dtype is None else dtype,
                      requires_grad=requires_grad)  # fmt: skip
 
     method.__name__ = "new_" + maker.__name__
@@ -77,13 +77,13 @@ def _new(maker: Callable[..., Tensor]) -> Callable[..., Tensor]:
 
 def new_full(self: Tensor, size: Any, fill_value: Any, *, dtype: Any = None,
              requires_grad: bool = False, **_: Any) -> Tensor:  # fmt: skip
-    kind = self.data.dtype if dtype is None else dtype
+    kind = self._array.dtype if dtype is None else dtype
     return creation.full(size, fill_value, dtype=kind, requires_grad=requires_grad)
 
 
 def new_tensor(self: Tensor, data: Any, *, dtype: Any = None, requires_grad: bool = False,
                **_: Any) -> Tensor:  # fmt: skip
-    kind = self.data.dtype if dtype is None else dtype
+    kind = self._array.dtype if dtype is None else dtype
     return creation.tensor(data, dtype=kind, requires_grad=requires_grad)
 
 
@@ -96,22 +96,22 @@ def isclose(a: Any, b: Any, rtol: float = 1e-05, atol: float = 1e-08,
     x, y = as_tensor(a), as_tensor(b)
     if x.dtype != y.dtype:
         raise _autograd_error(f"{x.dtype} did not match {y.dtype}")
-    return wrap(np.isclose(x.data, y.data, rtol=rtol, atol=atol, equal_nan=equal_nan))
+    return wrap(np.isclose(x._array, y._array, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
 def allclose(a: Any, b: Any, rtol: float = 1e-05, atol: float = 1e-08,
              equal_nan: bool = False) -> bool:  # fmt: skip
     """True when every element is close (``isclose``): a Python bool."""
-    return bool(isclose(a, b, rtol, atol, equal_nan).data.all())
+    return bool(isclose(a, b, rtol, atol, equal_nan)._array.all())
 
 
 def histogram(input: Any, bins: int = 100, *, range: Any = None, weight: Any = None,  # noqa: A002
               density: bool = False) -> Any:  # fmt: skip
     """(hist, bin_edges): counts in ``bins`` equal bins over [min, max] (or ``range``)."""
-    data = np.asarray(as_tensor(input).data)
+    data = np.asarray(as_tensor(input)._array)
     if data.dtype.kind != "f":
         raise _autograd_error(f"histogram: expects a floating-point tensor, got {data.dtype}")
-    w = None if weight is None else np.asarray(as_tensor(weight).data)
+    w = None if weight is None else np.asarray(as_tensor(weight)._array)
     hist, edges = np.histogram(data, bins=int(bins), range=range, weights=w, density=density)
     return HISTOGRAM(wrap(hist.astype(data.dtype)), wrap(edges.astype(data.dtype)))
 
@@ -221,7 +221,9 @@ def is_inference(self: Tensor) -> bool:
 def _equal(self: Tensor, other: Any) -> bool:
     """True when both have the same shape and elements (torch.equal)."""
     other = as_tensor(other)
-    return tuple(self.shape) == tuple(other.shape) and bool(np.array_equal(self.data, other.data))
+    return tuple(self.shape) == tuple(other.shape) and bool(
+        np.array_equal(self._array, other._array)
+    )
 
 
 METHODS = {

@@ -46,7 +46,7 @@ def _float_dtype(dtype: Any) -> Any:  # a NumPy dtype or an agrad DType (it carr
 def tensor(data: Any, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:
     """A new leaf tensor holding a copy of ``data`` (torch.tensor)."""
     t = as_tensor(data, dtype)
-    return _leaf(np.array(t.data, copy=True), requires_grad)
+    return _leaf(np.array(t._array, copy=True), requires_grad)
 
 
 def from_numpy(array: np.ndarray) -> Tensor:

@@ -166,7 +166,7 @@ def _fresh(o: Any, args: tuple, dirty: tuple) -> Any:
     """An output as returned when nothing is recorded: an input returned as it is (and not
     marked dirty) becomes a new tensor sharing its data (as PyTorch's view of it)."""
     if isinstance(o, Tensor) and any(o is a for a in args) and not any(o is d for d in dirty):
-        return wrap(o.data)
+        return wrap(o._array)
     return o
 
 
@@ -191,7 +191,7 @@ def _record(cls: type[Function], ctx: FunctionCtx, args: tuple, next_: tuple, ou
                 )
             t = o
         elif any(o is a for a in args):
-            t = wrap(o.data)  # returned as it is: a new tensor sharing the input's data
+            t = wrap(o._array)  # returned as it is: a new tensor sharing the input's data
         else:
             t = o
         if any(o is d for d in non_diff) or o.dtype.kind not in "fc":
@@ -204,7 +204,7 @@ def _record(cls: type[Function], ctx: FunctionCtx, args: tuple, next_: tuple, ou
         results.append(t)
     node.output_meta = meta
     first = next((o for o in outputs if isinstance(o, Tensor)), None)
-    node.out = ShapeOnly(first.data) if first is not None else None
+    node.out = ShapeOnly(first._array) if first is not None else None
     # Versions of what was saved, taken now: an input marked dirty was written by forward.
     ctx._versions = tuple(t._version if t is not None else 0 for t in ctx.to_save)
     return results
@@ -239,7 +239,7 @@ def once_differentiable(fn: Callable[..., Any]) -> Callable[..., Any]:
         # Each output passes through a node that raises when reached: detached and made to
         # require grad first, so that the node is recorded (as PyTorch does).
         wrapped = [
-            _DelayedError.apply(wrap(o.data, True)) if isinstance(o, Tensor) else o
+            _DelayedError.apply(wrap(o._array, True)) if isinstance(o, Tensor) else o
             for o in (outputs if many else (outputs,))
         ]
         return tuple(wrapped) if many else wrapped[0]

@@ -239,7 +239,7 @@ def _fit(gi: Tensor, x: Tensor, name: str, i: int, ns: Any, create_graph: bool) 
             f"Function {name} returned an invalid gradient at index {i} - got {got} but "
             f"expected shape compatible with {list(shape)}"
         )
-    value = gi if create_graph else gi.data
+    value = gi if create_graph else gi._array
     if tuple(gi.shape) != shape:
         value = ns.sum_to(value, shape)
     if value.dtype != x.dtype:  # a float32 input gets a float32 gradient

@@ -32,7 +32,7 @@ def _prepare(inputs: Any, create_graph: bool = False) -> tuple[tuple[Tensor, ...
             with set_grad_enabled(True):
                 prepared.append(apply(TABLE["clone"], x))
         else:
-            prepared.append(wrap(x.data, x.data.dtype.kind in "fc"))
+            prepared.append(wrap(x._array, x._array.dtype.kind in "fc"))
     return tuple(prepared), is_tuple
 
 
@@ -47,7 +47,7 @@ def batched_jacobian(
     out: Tensor, inputs: tuple[Tensor, ...], create_graph: bool = False, retain_graph: bool = True
 ) -> list[Any]:
     """d out / d input for each input, shaped out.shape + input.shape (None if unused)."""
-    n = out.data.size
+    n = out._array.size
     seed = np.eye(n, dtype=out.dtype).reshape((n, *out.shape))
     if not out._rg:
         return [None for _ in inputs]
@@ -72,7 +72,7 @@ def batched_jacobian(
 
 
 def _zeros_for(out: Tensor, x: Tensor) -> Tensor:
-    return wrap(np.zeros(out.shape + x.shape, dtype=np.result_type(out.data, x.data)))
+    return wrap(np.zeros(out.shape + x.shape, dtype=np.result_type(out._array, x._array)))
 
 
 def jacobian(
@@ -109,7 +109,7 @@ def hessian(
     ins, in_tuple = _prepare(inputs, create_graph)
     outs, _ = _outputs(func, ins)
     (out,) = outs
-    if out.data.size != 1:
+    if out._array.size != 1:
         raise RuntimeError("The function given to hessian should return a single element Tensor")
     out = out.reshape(())
     grads = grad(out, ins, create_graph=True, allow_unused=True)
@@ -141,7 +141,7 @@ def vjp(
         retain_graph=True,
     )
     grads = tuple(
-        wrap(np.zeros_like(x.data)) if g is None else g for x, g in zip(ins, grads, strict=True)
+        wrap(np.zeros_like(x._array)) if g is None else g for x, g in zip(ins, grads, strict=True)
     )
     detached = tuple(o.detach() for o in outs)
     return (detached if out_tuple else detached[0]), (grads if in_tuple else grads[0])
@@ -156,8 +156,8 @@ def jvp(
     outs, out_tuple = _outputs(func, ins)
     vs = tuple(v) if isinstance(v, (tuple, list)) else (v,)
     if v is None:
-        vs = tuple(wrap(np.ones_like(x.data)) for x in ins)
-    dummies = [wrap(np.zeros_like(o.data), True) for o in outs]
+        vs = tuple(wrap(np.ones_like(x._array)) for x in ins)
+    dummies = [wrap(np.zeros_like(o._array), True) for o in outs]
     g = grad(list(outs), ins, grad_outputs=dummies, create_graph=True, allow_unused=True)
     pairs = [(gi, vi) for gi, vi in zip(g, vs, strict=True) if gi is not None and gi._rg]
     if pairs:
@@ -171,7 +171,8 @@ def jvp(
     else:
         results = (None,) * len(outs)
     jv = tuple(
-        wrap(np.zeros_like(o.data)) if r is None else r for o, r in zip(outs, results, strict=True)
+        wrap(np.zeros_like(o._array)) if r is None else r
+        for o, r in zip(outs, results, strict=True)
     )
     detached = tuple(o.detach() for o in outs)
     return (detached if out_tuple else detached[0]), (jv if out_tuple else jv[0])

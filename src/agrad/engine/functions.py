@@ -36,7 +36,11 @@ def _scaled(name: str):
             b = mul(b, alpha) if isinstance(b, Tensor) else b * alpha
         if type(a) is Tensor:  # the common cases skip the promotion rules
             kind = type(b)
-            if kind is float or kind is int or (kind is Tensor and b.data.dtype == a.data.dtype):
+            if (
+                kind is float
+                or kind is int
+                or (kind is Tensor and b._array.dtype == a._array.dtype)
+            ):
                 return apply(op, a, b)
         return apply(op, *pair(a, b))
 
@@ -98,7 +102,7 @@ def clip(x: Any, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002 - Py
 def equal(a: Any, b: Any) -> bool:
     """True when both have the same shape and elements (torch.equal: a Python bool)."""
     a, b = first(a), first(b)
-    return a.shape == b.shape and bool(np.array_equal(a.data, b.data))
+    return a.shape == b.shape and bool(np.array_equal(a._array, b._array))
 
 
 # ---- reductions -------------------------------------------------------------------------
@@ -159,7 +163,7 @@ def _extreme(name: str, pair_op: str, pick: Any, elementwise: str):
         x = first(x)
         if ax is None or dim is None:  # all axes, or the language's max(x, axis=0)
             return apply(OP["a" + name], x, axis=ax, keepdims=keep)
-        indices = pick(x.data, axis=ax, keepdims=keep).astype(np.int64)
+        indices = pick(x._array, axis=ax, keepdims=keep).astype(np.int64)
         values = apply(OP[pair_op], x, axis=ax, keepdims=keep, indices=indices)
         return RESULTS[name](values, wrap(indices))
 

@@ -117,7 +117,7 @@ def _add_values(graph: Graph, output: Tensor, variables: dict, constants: bool) 
     whose node order it walks again). Values are read first: backward frees them."""
     by_id = {n.id: n for n in graph.nodes}
     if output.grad_fn is None:
-        by_id["n0"].value = output.data
+        by_id["n0"].value = output._array
         return
     order = _topological([output.grad_fn])
     ids: dict[int, str] = {id(node): f"n{i}" for i, node in enumerate(order)}
@@ -131,10 +131,10 @@ def _add_values(graph: Graph, output: Tensor, variables: dict, constants: bool) 
                 continue
             if (child is not None or constants) and id(tensor) not in ids:
                 ids[id(tensor)] = f"n{len(ids)}"
-                by_id[ids[id(tensor)]].value = tensor.data
+                by_id[ids[id(tensor)]].value = tensor._array
                 if child is not None:
                     leaves.append((by_id[ids[id(tensor)]], tensor))
-    if output.data.size != 1:
+    if output._array.size != 1:
         graph.note = "gradients need a single-number output: the nodes show values only"
         return
     grads: dict[int, Any] = {}
@@ -142,7 +142,7 @@ def _add_values(graph: Graph, output: Tensor, variables: dict, constants: bool) 
     for node in order:
         by_id[ids[id(node)]].grad = np.asarray(grads[id(node)])
     for graph_node, tensor in leaves:
-        graph_node.grad = None if tensor.grad is None else tensor.grad.data
+        graph_node.grad = None if tensor.grad is None else tensor.grad._array
 
 
 def _out_shape(node: Node) -> tuple[int, ...]:

@@ -60,7 +60,7 @@ def _tensor(g: Any) -> Any:
 def _array(value: Any, create_graph: bool) -> Any:
     if value is None or create_graph:
         return value
-    return np.asarray(value.data if isinstance(value, Tensor) else value)
+    return np.asarray(value._array if isinstance(value, Tensor) else value)
 
 
 # ---- backward steps ---------------------------------------------------------------------------
@@ -139,7 +139,7 @@ def _run_posthooks(hooks: list, grads: list, g: Any, create_graph: bool) -> list
 
 def _check_finite(node: Node, grads: list) -> None:
     for i, gi in enumerate(grads):
-        if gi is not None and not np.all(np.isfinite(np.asarray(getattr(gi, "data", gi)))):
+        if gi is not None and not np.all(np.isfinite(np.asarray(getattr(gi, "_array", gi)))):
             raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")
 
 
@@ -152,7 +152,7 @@ def _with_unpacked(node: Node, packed: dict, g: Any, ns: Any, create_graph: bool
         t = unpack(value)
         if not isinstance(t, Tensor):
             raise TypeError(f"an unpack hook must return a Tensor, got {type(t).__name__}")
-        new_inputs[i], new_arrays[i] = t, t.data
+        new_inputs[i], new_arrays[i] = t, t._array
     node.inputs, node.arrays = tuple(new_inputs), new_arrays
     try:
         return autograd._node_vjp(node, g, ns, create_graph, batch)
@@ -268,7 +268,7 @@ def _saved(i: int) -> property:
         if self.freed and self.op.saves.anything:
             raise RuntimeError(autograd.FREED_ERROR)
         x = self.inputs[i] if i < len(self.inputs) else None
-        if x is None or not hasattr(x, "data") or not isinstance(x, Tensor):
+        if x is None or not hasattr(x, "_array") or not isinstance(x, Tensor):
             raise AttributeError(f"'{self.name()}' object has no attribute saved at input {i}")
         return x
 

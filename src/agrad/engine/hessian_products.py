@@ -18,7 +18,7 @@ def vhp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
     """(func(inputs), v^T H) for a function returning a single number."""
     ins, in_tuple = _prepare(inputs, create_graph)
     outs, _ = _outputs(func, ins)
-    if len(outs) != 1 or outs[0].data.size != 1:
+    if len(outs) != 1 or outs[0]._array.size != 1:
         raise RuntimeError(
             "The function given to hvp should return a single Tensor containing a single element"
             if len(outs) == 1
@@ -39,7 +39,7 @@ def vhp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
     else:
         second = (None,) * len(ins)
     products = tuple(
-        wrap(np.zeros_like(x.data)) if r is None else r for x, r in zip(ins, second, strict=True)
+        wrap(np.zeros_like(x._array)) if r is None else r for x, r in zip(ins, second, strict=True)
     )
     return out.detach(), (products if in_tuple else products[0])
 
@@ -53,12 +53,12 @@ def hvp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
 
 def _vectors(v: Any, ins: tuple[Tensor, ...]) -> tuple:
     if v is None:
-        if len(ins) != 1 or ins[0].data.size != 1:
+        if len(ins) != 1 or ins[0]._array.size != 1:
             raise RuntimeError(
                 "The vector v can only be None if the input to the user-provided function is "
                 "a single Tensor with a single element."
             )
-        return (wrap(np.ones_like(ins[0].data)),)
+        return (wrap(np.ones_like(ins[0]._array)),)
     vs = tuple(v) if isinstance(v, (tuple, list)) else (v,)
     if len(vs) != len(ins):
         raise RuntimeError(f"v has {len(vs)} tensors, the inputs {len(ins)}: give one each")

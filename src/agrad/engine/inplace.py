@@ -30,7 +30,7 @@ def inplace(self: Tensor, fn: Any, *args: Any) -> Tensor:
     if STATE.enabled and self.grad_fn is None and self._rg:
         raise _autograd_error(INPLACE_LEAF_ERROR)
     base = self._base
-    if base is not None or not self.data.flags.writeable:
+    if base is not None or not self._array.flags.writeable:
         check_writable(self)
     tracked = STATE.enabled and (
         self._rg
@@ -40,18 +40,18 @@ def inplace(self: Tensor, fn: Any, *args: Any) -> Tensor:
     if not tracked:
         result = fn(self, *args)
         mark_written(self)
-        self.data[...] = result.data
+        self._array[...] = result._array
         return self
     if base is not None:
         check_multi_output(self)
-    source = wrap(self.data.copy(), self._rg, self.grad_fn)
+    source = wrap(self._array.copy(), self._rg, self.grad_fn)
     source._output_nr = self._output_nr
     result = fn(source, *args)
     if base is not None:
         write_view(self, result)
         return self
     mark_written(self)
-    self.data[...] = result.data
+    self._array[...] = result._array
     if result.grad_fn is not None:
         self.grad_fn = result.grad_fn
         self._rg = True
@@ -69,9 +69,9 @@ def write_view(view: Tensor, new: Tensor) -> None:
         raise _autograd_error(OVERLAP_ERROR)
     mark_written(view)
     mark_written(base)
-    before = wrap(base.data, base._rg, base.grad_fn)
+    before = wrap(base._array, base._rg, base.grad_fn)
     before._output_nr = base._output_nr
-    result = apply(TABLE["copy_slices"], before, new, ids=ids)  # writes into base.data
+    result = apply(TABLE["copy_slices"], before, new, ids=ids)  # writes into base._array
     base.grad_fn = result.grad_fn
     base._rg = True
     base._output_nr = 0

@@ -87,7 +87,7 @@ def slogdet(x: Any) -> SignLogAbsDet:
     """(sign, log|det|) of a square matrix; the second carries the gradient inv(A)ᵀ."""
     x = first(x)
     logabsdet = apply(OP["slogdet"], x)
-    sign = np.sign(np.linalg.det(x.data)) if x.data.size else np.ones(x.shape[:-2])
+    sign = np.sign(np.linalg.det(x._array)) if x._array.size else np.ones(x.shape[:-2])
     return SignLogAbsDet(as_tensor(np.asarray(sign, dtype=x.dtype)), logabsdet)
 
 
@@ -95,7 +95,7 @@ def slogdet(x: Any) -> SignLogAbsDet:
 def logdet(x: Any) -> Tensor:
     """log det(A): nan where the determinant is negative, -inf where it is 0 (as PyTorch)."""
     sign, logabsdet = slogdet(x)
-    negative = as_tensor(sign.data < 0)
+    negative = as_tensor(sign._array < 0)
     return apply(OP["where"], negative, np.asarray(np.nan, dtype=logabsdet.dtype), logabsdet)
 
 

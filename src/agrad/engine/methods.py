@@ -68,7 +68,7 @@ def _pos(self: Tensor) -> Tensor:
 
 
 def _iter(self: Tensor):
-    if self.data.ndim == 0:
+    if self._array.ndim == 0:
         raise TypeError("iteration over a 0-d tensor")
     return iter(shaping.unbind(self))
 
@@ -119,7 +119,9 @@ def _expand_as(self: Tensor, other: Tensor) -> Tensor:
 
 
 def _inplace(fn: Any):
-    def method(self: Tensor, other: Any, *args: Any) -> Tensor:
+    def method(self: Tensor, other: Any, *args: Any, **kwargs: Any) -> Tensor:
+        if kwargs:  # x.add_(y, alpha=-lr)
+            return self._inplace(lambda a, *rest: fn(a, *rest, **kwargs), other, *args)
         return self._inplace(fn, other, *args)
 
     return method
@@ -164,19 +166,19 @@ _new_tuple = tuple.__new__  # a NumPy shape is already a tuple of ints: no conve
 
 
 def _shape(self: Tensor) -> Size:
-    return _new_tuple(Size, self.data.shape)
+    return _new_tuple(Size, self._array.shape)
 
 
 def _dtype(self: Tensor) -> DType:
-    return as_dtype(self.data.dtype)
+    return as_dtype(self._array.dtype)
 
 
 def _size(self: Tensor, dim: int | None = None) -> Any:
-    return _new_tuple(Size, self.data.shape) if dim is None else self.data.shape[dim]
+    return _new_tuple(Size, self._array.shape) if dim is None else self._array.shape[dim]
 
 
 def _nelement(self: Tensor) -> int:
-    return int(self.data.size)
+    return int(self._array.size)
 
 
 def install() -> None:

@@ -21,6 +21,7 @@ class Node:
     hooks: list | None = None
     freed = False
     out_written = False  # the output's array was changed in place after this node made it
+    out_box: list | None = None  # the output's version box, once shared with a detach()
     outputs = 1  # a custom Function's node may have several (then gradients arrive per output)
     custom = False  # a custom Function's node: its backward is `FunctionNode.vjp`
 

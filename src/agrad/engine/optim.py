@@ -55,7 +55,7 @@ class Optimizer:
                 if set_to_none:
                     p._grad = None
                 else:
-                    p._grad.data = np.zeros_like(p._grad.data)
+                    p._grad._array = np.zeros_like(p._grad._array)
 
     def step(self, closure: Any = None) -> Any:
         """One update of every parameter that has a gradient; ``closure`` (recomputing the
@@ -71,7 +71,7 @@ class Optimizer:
     def _params_with_grad(self, group: dict[str, Any]):
         for p in group["params"]:
             if p._grad is not None:
-                yield p, p._grad.data, self.state.setdefault(id(p), {})
+                yield p, p._grad._array, self.state.setdefault(id(p), {})
 
 
 class SGD(Optimizer):
@@ -114,13 +114,13 @@ class SGD(Optimizer):
             for p, g, state in self._params_with_grad(group):
                 g = -g if group["maximize"] else g
                 if group["weight_decay"]:
-                    g = g + group["weight_decay"] * p.data
+                    g = g + group["weight_decay"] * p._array
                 if mom:
                     buf = state.get("momentum_buffer")
                     buf = np.array(g, copy=True) if buf is None else mom * buf + (1 - damp) * g
                     state["momentum_buffer"] = buf
                     g = g + mom * buf if group["nesterov"] else buf
-                p.data -= lr * g
+                p._array -= lr * g
                 bump_version(p)
 
 
@@ -160,13 +160,13 @@ class Adam(Optimizer):
             for p, g, state in self._params_with_grad(group):
                 g = -g if group["maximize"] else g
                 if group["weight_decay"] and not self.decoupled:
-                    g = g + group["weight_decay"] * p.data
+                    g = g + group["weight_decay"] * p._array
                 if not state:
                     state.update(
-                        step=0, exp_avg=np.zeros_like(p.data), exp_avg_sq=np.zeros_like(p.data)
+                        step=0, exp_avg=np.zeros_like(p._array), exp_avg_sq=np.zeros_like(p._array)
                     )
                     if group["amsgrad"]:
-                        state["max_exp_avg_sq"] = np.zeros_like(p.data)
+                        state["max_exp_avg_sq"] = np.zeros_like(p._array)
                 state["step"] += 1
                 t = state["step"]
                 m = state["exp_avg"] = state["exp_avg"] + (1 - beta1) * (g - state["exp_avg"])
@@ -176,8 +176,8 @@ class Adam(Optimizer):
                 bias1, bias2 = 1 - beta1**t, 1 - beta2**t
                 denom = np.sqrt(v) / np.sqrt(bias2) + group["eps"]
                 if self.decoupled and group["weight_decay"]:
-                    p.data *= 1 - group["lr"] * group["weight_decay"]
-                p.data -= (group["lr"] / bias1) * (m / denom)
+                    p._array *= 1 - group["lr"] * group["weight_decay"]
+                p._array -= (group["lr"] / bias1) * (m / denom)
                 bump_version(p)
 
 

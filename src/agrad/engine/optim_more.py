@@ -38,13 +38,13 @@ class RMSprop(Optimizer):
             for p, g, state in self._params_with_grad(group):
                 g = -g if group["maximize"] else g
                 if group["weight_decay"]:
-                    g = g + group["weight_decay"] * p.data
+                    g = g + group["weight_decay"] * p._array
                 if not state:
-                    state.update(step=0, square_avg=np.zeros_like(p.data))
+                    state.update(step=0, square_avg=np.zeros_like(p._array))
                     if mom:
-                        state["momentum_buffer"] = np.zeros_like(p.data)
+                        state["momentum_buffer"] = np.zeros_like(p._array)
                     if group["centered"]:
-                        state["grad_avg"] = np.zeros_like(p.data)
+                        state["grad_avg"] = np.zeros_like(p._array)
                 state["step"] += 1
                 v = state["square_avg"] = alpha * state["square_avg"] + (1 - alpha) * g * g
                 if group["centered"]:
@@ -54,9 +54,9 @@ class RMSprop(Optimizer):
                     avg = np.sqrt(v) + eps
                 if mom:
                     buf = state["momentum_buffer"] = mom * state["momentum_buffer"] + g / avg
-                    p.data -= group["lr"] * buf
+                    p._array -= group["lr"] * buf
                 else:
-                    p.data -= group["lr"] * (g / avg)
+                    p._array -= group["lr"] * (g / avg)
                 bump_version(p)
 
 
@@ -86,12 +86,12 @@ class Adagrad(Optimizer):
             for p, g, state in self._params_with_grad(group):
                 g = -g if group["maximize"] else g
                 if group["weight_decay"]:
-                    g = g + group["weight_decay"] * p.data
+                    g = g + group["weight_decay"] * p._array
                 if not state:
                     start = group["initial_accumulator_value"]
-                    state.update(step=0, sum=np.full_like(p.data, start))
+                    state.update(step=0, sum=np.full_like(p._array, start))
                 state["step"] += 1
                 clr = group["lr"] / (1 + (state["step"] - 1) * group["lr_decay"])
                 s = state["sum"] = state["sum"] + g * g
-                p.data -= clr * (g / (np.sqrt(s) + group["eps"]))
+                p._array -= clr * (g / (np.sqrt(s) + group["eps"]))
                 bump_version(p)

@@ -174,7 +174,7 @@ def _with_suffixes(text: str, suffixes: list[str], indent: int) -> str:
 
 
 def tensor_repr(t: Any) -> str:
-    data = np.asarray(t.data)
+    data = np.asarray(t._array)
     prefix = "tensor("
     suffixes = []
     default = get_default_dtype()

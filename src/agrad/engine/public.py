@@ -74,7 +74,11 @@ def _binary(op: Op) -> Callable[..., Tensor]:
     def fn(a: Any, b: Any) -> Tensor:
         if type(a) is Tensor:  # the common cases skip the promotion rules
             kind = type(b)
-            if kind is float or kind is int or (kind is Tensor and b.data.dtype == a.data.dtype):
+            if (
+                kind is float
+                or kind is int
+                or (kind is Tensor and b._array.dtype == a._array.dtype)
+            ):
                 return apply(op, a, b)
         return apply(op, *pair(a, b))
 

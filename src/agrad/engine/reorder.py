@@ -58,7 +58,7 @@ def sort(x: Any, dim: int = -1, descending: bool = False, stable: bool = False) 
     if x.ndim == 0:
         return RESULTS["sort"](F.clone(x), wrap(np.zeros((), np.int64)))
     d = _dim(x, dim)
-    order = _order(x.data, d, descending)
+    order = _order(x._array, d, descending)
     return RESULTS["sort"](_gather(x, d, order), wrap(order.astype(np.int64)))
 
 
@@ -67,7 +67,7 @@ def argsort(x: Any, dim: int = -1, descending: bool = False, stable: bool = Fals
     x = first(x)
     if x.ndim == 0:
         return wrap(np.zeros((), np.int64))
-    return wrap(_order(x.data, _dim(x, dim), descending).astype(np.int64))
+    return wrap(_order(x._array, _dim(x, dim), descending).astype(np.int64))
 
 
 def topk(x: Any, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Any:  # noqa: A002
@@ -79,7 +79,7 @@ def topk(x: Any, k: int, dim: int = -1, largest: bool = True, sorted: bool = Tru
         raise RuntimeError("selected index k out of range")
     if x.ndim == 0:
         return RESULTS["topk"](F.clone(x), wrap(np.zeros((), np.int64)))
-    order = np.take(_order(x.data, d, largest), range(k), axis=d)
+    order = np.take(_order(x._array, d, largest), range(k), axis=d)
     return RESULTS["topk"](_gather(x, d, order), wrap(order.astype(np.int64)))
 
 
@@ -200,13 +200,13 @@ def masked_fill(x: Any, mask: Any, value: Any) -> Tensor:
             "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
             f"{value.ndim} dimension(s)."
         )
-    fill = value if isinstance(value, Tensor) else wrap(np.asarray(value, dtype=x.data.dtype))
-    return F.where(m, F.astype(fill, x.data.dtype) if fill.dtype != x.dtype else fill, x)
+    fill = value if isinstance(value, Tensor) else wrap(np.asarray(value, dtype=x._array.dtype))
+    return F.where(m, F.astype(fill, x._array.dtype) if fill.dtype != x.dtype else fill, x)
 
 
 def nonzero(x: Any, *, as_tuple: bool = False) -> Any:
     """The indices of the nonzero elements: one row each, or one tensor per axis."""
-    data = np.asarray(first(x).data)
+    data = np.asarray(first(x)._array)
     if as_tuple:
         return tuple(wrap(i.astype(np.int64)) for i in np.nonzero(np.atleast_1d(data)))
     return wrap(np.argwhere(data).astype(np.int64))

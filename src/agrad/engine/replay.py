@@ -30,7 +30,7 @@ class Tape:
 
     def __init__(self, output: Tensor, inputs: Sequence[Tensor]) -> None:
         self.inputs = list(inputs)
-        self.output_const = None if output.grad_fn is not None else output.data
+        self.output_const = None if output.grad_fn is not None else output._array
         slot_of_leaf = {id(t): k for k, t in enumerate(inputs) if t.grad_fn is None}
         slot_of_node = {id(t.grad_fn): k for k, t in enumerate(inputs) if t.grad_fn is not None}
         order: list[Node] = [] if output.grad_fn is None else _topological([output.grad_fn])[::-1]
@@ -47,9 +47,9 @@ class Tape:
                     refs.append((_LEAF, -1 - k) if k < 0 else (_NODE, k))
                 elif producer is not None:  # a leaf that requires grad
                     slot = slot_of_leaf.get(id(producer))
-                    refs.append((_CONST, producer.data) if slot is None else (_LEAF, slot))
+                    refs.append((_CONST, producer._array) if slot is None else (_LEAF, slot))
                 else:
-                    refs.append((_CONST, x.data if isinstance(x, Tensor) else x))
+                    refs.append((_CONST, x._array if isinstance(x, Tensor) else x))
             index[id(node)] = len(self.steps)
             self.steps.append((node.op, tuple(refs), node.params))
         # Whether the complex step is exact through every recorded op (no kinks on the path).

@@ -27,7 +27,7 @@ def multinomial(
 ) -> Tensor:
     """Indices drawn from the categories with probability proportional to ``input``'s
     (non-negative) weights: one row of ``num_samples`` per row of a 2-D ``input``."""
-    weights = np.asarray(as_tensor(input).data, dtype=np.float64)
+    weights = np.asarray(as_tensor(input)._array, dtype=np.float64)
     if weights.ndim not in (1, 2):
         raise _autograd_error("prob_dist must be 1 or 2 dim")
     if not np.all(np.isfinite(weights)) or np.any(weights < 0):
@@ -68,7 +68,7 @@ def normal(
     """Normal numbers: ``normal(0., 1., (2, 3))``, or elementwise for tensor mean/std."""
     rng = numpy_rng(generator)
     if isinstance(mean, Tensor) or isinstance(std, Tensor):
-        m, s = np.asarray(as_tensor(mean).data), np.asarray(as_tensor(std).data)
+        m, s = np.asarray(as_tensor(mean)._array), np.asarray(as_tensor(std)._array)
         if np.any(s < 0):
             raise AgradValueError("normal: std must be non-negative")
         kind = np.result_type(m, s) if np.result_type(m, s).kind == "f" else get_default_dtype()

@@ -36,7 +36,7 @@ def view(x: Any, *shape: Any) -> Tensor:
     """``reshape`` for a tensor whose elements are laid out in order (PyTorch's view
     refuses others, e.g. a transpose: use reshape, which copies)."""
     x = first(x)
-    if not x.data.flags.c_contiguous and x.data.size > 1:
+    if not x._array.flags.c_contiguous and x._array.size > 1:
         raise AgradShapeError(
             "view size is not compatible with input tensor's size and stride (at least one "
             "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
@@ -162,8 +162,8 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
     """``x[key] = value``; recorded in the graph (CopySlices) when gradients flow. Into a
     view, the write reaches its base and rebases the history there (`views`)."""
     full, advanced = normalize_index(key, x.ndim)
-    OP["setitem"].shape_rule(x.shape, np.shape(value.data if isinstance(value, Tensor) else value),
-                        index=full, advanced=advanced)  # fmt: skip
+    value_shape = np.shape(value._array if isinstance(value, Tensor) else value)
+    OP["setitem"].shape_rule(x.shape, value_shape, index=full, advanced=advanced)
     if STATE.enabled and x.grad_fn is None and x._rg:
         raise _autograd_error(INPLACE_VIEW_ERROR)
     value = _fit(value, OP["index"].shape_rule(x.shape, full, advanced))
@@ -171,16 +171,16 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
         x._inplace(_assign, full, advanced, value)
         return
     tracked = STATE.enabled and (x._rg or (isinstance(value, Tensor) and value._rg))
-    if not x.data.flags.writeable:
+    if not x._array.flags.writeable:
         check_writable(x)
     mark_written(x)
     if not tracked:
-        x.data[full] = value.data if isinstance(value, Tensor) else value
+        x._array[full] = value._array if isinstance(value, Tensor) else value
         return
-    before = wrap(x.data, x._rg, x.grad_fn)  # the pre-assignment version of x, for its grad
+    before = wrap(x._array, x._rg, x.grad_fn)  # the pre-assignment version of x, for its grad
     before._output_nr = x._output_nr
     result = apply(OP["setitem"], before, operand(value), index=full, advanced=advanced)
-    x.data = result.data
+    x._array = result._array
     x.grad_fn = result.grad_fn
     x._rg = True
     x._output_nr = 0
@@ -190,7 +190,7 @@ def setitem(x: Tensor, key: Any, value: Any) -> None:
 def _fit(value: Any, selected: tuple) -> Any:
     """The value without the leading 1s it has beyond the selection (PyTorch writes a (1,)
     value into a single element), so its gradient has the value's own shape."""
-    shape = np.shape(value.data if isinstance(value, Tensor) else value)
+    shape = np.shape(value._array if isinstance(value, Tensor) else value)
     extra = len(shape) - len(selected)
     if extra <= 0:
         return value

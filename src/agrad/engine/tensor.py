@@ -55,7 +55,7 @@ def bump_version(t: Tensor) -> None:
 def wrap(data: np.ndarray, requires_grad: bool = False, grad_fn: Any = None) -> Tensor:
     """The engine's fast constructor: no conversion, no checks."""
     t = _new(Tensor)
-    t.data = data
+    t._array = data
     t._rg = requires_grad
     t.grad_fn = grad_fn
     return t
@@ -71,7 +71,7 @@ class Tensor:
 
     # Every op creates a Tensor: only data, _rg and grad_fn are set each time; the rest are
     # class-level defaults until first written (they then live in the instance __dict__).
-    __slots__ = ("data", "_rg", "grad_fn", "__dict__", "__weakref__")
+    __slots__ = ("_array", "_rg", "grad_fn", "__dict__", "__weakref__")
     _grad: Tensor | None = None
     _acc: Any = None  # the leaf's AccumulateGrad, made on first request
     _retains = False
@@ -93,7 +93,7 @@ class Tensor:
             data = np.array(to_data(args[0]), dtype=get_default_dtype())
         else:
             data = np.zeros(tuple(int(n) for n in args), dtype=get_default_dtype())
-        self.data = data
+        self._array = data
         self._rg = False
         self.grad_fn = None
         if requires_grad:
@@ -117,7 +117,7 @@ class Tensor:
                     "require differentiation use var_no_grad = var.detach()."
                 )
             raise _autograd_error(msg)
-        if flag and self.data.dtype.kind not in "fc":
+        if flag and self._array.dtype.kind not in "fc":
             raise _autograd_error(FLOAT_ONLY_ERROR)
         self._rg = bool(flag)
 
@@ -184,12 +184,50 @@ class Tensor:
 
     def detach(self) -> Tensor:
         """A new leaf sharing this data and its version counter, cut from the graph."""
-        t = wrap(self.data)
+        t = wrap(self._array)
         box = self._vbox
         if box is None:
             box = self._vbox = [0]
         t._vbox = box
+        if self.grad_fn is not None:  # so backward sees writes through t to a saved output
+            self.grad_fn.out_box = box
         return t
+
+    @property
+    def data(self) -> Tensor:
+        """PyTorch's ``.data``: the values as a detached tensor sharing storage.
+
+        Unlike `detach`, it has a version counter of its own: in-place writes through it
+        change this tensor but are not seen by autograd's saved-tensor check (as PyTorch).
+        """
+        return wrap(self._array)
+
+    @data.setter
+    def data(self, value: Tensor) -> None:
+        if not isinstance(value, Tensor):
+            kind = type(value)
+            name = (
+                kind.__name__
+                if kind.__module__ == "builtins"
+                else f"{kind.__module__}.{kind.__qualname__}"
+            )
+            raise TypeError(f"Variable data has to be a tensor, but got {name}")
+        if value._array is self._array:  # `x.data += y` writes back what it changed in place
+            return
+        if self._views and any(ref() is not None for ref in self._views):
+            # Its views write through this storage: replacing it under them would
+            # desynchronise them silently.
+            raise RuntimeError(
+                "agrad cannot replace .data of a tensor that has live views; write into it "
+                "in place (x.data.copy_(y)) or make a fresh tensor instead"
+            )
+        if self._base is not None:  # a view given storage of its own is no longer a view
+            views = self._base._views or []
+            views[:] = [ref for ref in views if ref() is not self]
+            self._base, self._chain = None, ()
+            if self._vbox is not None:
+                self._vbox = [self._vbox[0]]
+        self._array = value._array
 
     def detach_(self) -> Tensor:
         self.grad_fn = None
@@ -200,42 +238,42 @@ class Tensor:
 
     @property
     def shape(self) -> tuple[int, ...]:
-        return self.data.shape
+        return self._array.shape
 
     @property
     def dtype(self) -> np.dtype:
-        return self.data.dtype
+        return self._array.dtype
 
     @property
     def ndim(self) -> int:
-        return self.data.ndim
+        return self._array.ndim
 
     @property
     def device(self) -> str:
         return "cpu"
 
     def size(self, dim: int | None = None) -> Any:
-        return self.data.shape if dim is None else self.data.shape[dim]
+        return self._array.shape if dim is None else self._array.shape[dim]
 
     def is_contiguous(self) -> bool:
         """Whether the elements are laid out in order in memory (a view may not be)."""
-        return bool(self.data.flags.c_contiguous)
+        return bool(self._array.flags.c_contiguous)
 
     def dim(self) -> int:
-        return self.data.ndim
+        return self._array.ndim
 
     def numel(self) -> int:
-        return int(self.data.size)
+        return int(self._array.size)
 
     def item(self) -> Any:
-        if self.data.size != 1:
+        if self._array.size != 1:
             raise _autograd_error(
-                f"a Tensor with {self.data.size} elements cannot be converted to Scalar"
+                f"a Tensor with {self._array.size} elements cannot be converted to Scalar"
             )
-        return self.data.item()
+        return self._array.item()
 
     def tolist(self) -> Any:
-        return self.data.tolist()
+        return self._array.tolist()
 
     def numpy(self) -> np.ndarray:
         if self._rg and STATE.enabled:  # (PyTorch allows it under no_grad)
@@ -243,15 +281,18 @@ class Tensor:
                 "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
                 "instead."
             )
-        return self.data
+        return self._array
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
-        return self.data if dtype is None else self.data.astype(dtype)
+        # np.array(t) asks for a copy (copy=True) and gets one; np.asarray(t) shares memory.
+        if dtype is None:
+            return self._array.copy() if copy else self._array
+        return self._array.astype(dtype, copy=bool(copy))
 
     def __len__(self) -> int:
-        if self.data.ndim == 0:
+        if self._array.ndim == 0:
             raise TypeError("len() of a 0-d tensor")
-        return self.data.shape[0]
+        return self._array.shape[0]
 
     def __float__(self) -> float:
         return float(self.item())
@@ -260,21 +301,21 @@ class Tensor:
         return int(self.item())
 
     def __index__(self) -> int:
-        if self.data.dtype.kind not in "iub":
+        if self._array.dtype.kind not in "iub":
             raise TypeError("only integer tensors of a single element can be converted to an index")
         return int(self.item())
 
     def __bool__(self) -> bool:
-        if self.data.size != 1:
-            what = "no values" if self.data.size == 0 else "more than one value"
+        if self._array.size != 1:
+            what = "no values" if self._array.size == 0 else "more than one value"
             raise RuntimeError(f"Boolean value of Tensor with {what} is ambiguous")
-        return bool(self.data)
+        return bool(self._array)
 
     __hash__ = object.__hash__
 
     def __format__(self, spec: str) -> str:
-        if self.data.ndim == 0:  # as PyTorch: a 0-d tensor formats as its number
-            return format(self.data.item(), spec)
+        if self._array.ndim == 0:  # as PyTorch: a 0-d tensor formats as its number
+            return format(self._array.item(), spec)
         return repr(self)
 
 
@@ -288,7 +329,7 @@ def mark_written(t: Tensor) -> None:
 def to_data(value: Any) -> Any:
     """Nested lists of tensors/numbers -> nested lists of numbers (for constructors)."""
     if isinstance(value, Tensor):
-        return value.data
+        return value._array
     if isinstance(value, (list, tuple)):
         return [to_data(v) for v in value]
     return value

@@ -38,7 +38,7 @@ NO_GRAD_VIEW_ERROR = (
 def register(op: Any, x: Any, out: Tensor, params: dict) -> None:
     """Make ``out`` (``op`` applied to ``x``) a view of ``x``'s root base when its array
     shares ``x``'s memory (a reshape that had to copy is not a view, as in PyTorch)."""
-    if not isinstance(x, Tensor) or not np.may_share_memory(out.data, x.data):
+    if not isinstance(x, Tensor) or not np.may_share_memory(out._array, x._array):
         return
     parent = x._base
     root = x if parent is None else parent
@@ -63,7 +63,7 @@ def register(op: Any, x: Any, out: Tensor, params: dict) -> None:
 def view_ids(view: Tensor) -> np.ndarray:
     """For each element of ``view``, its flat (C-order) position in the root base."""
     base: Any = view._base
-    ids: Any = np.arange(base.data.size).reshape(base.data.shape)
+    ids: Any = np.arange(base._array.size).reshape(base._array.shape)
     for op, params in view._chain:
         ids = op.forward(ids, **params)
     return np.asarray(ids)
@@ -71,8 +71,8 @@ def view_ids(view: Tensor) -> np.ndarray:
 
 def check_writable(t: Tensor) -> None:
     """PyTorch's refusals for an in-place write into ``t`` that grad mode would record."""
-    if not t.data.flags.writeable:
-        if t.data.size > 1 and 0 in t.data.strides:  # an expanded view
+    if not t._array.flags.writeable:
+        if t._array.size > 1 and 0 in t._array.strides:  # an expanded view
             raise _autograd_error(OVERLAP_ERROR)
         raise _autograd_error("cannot write in place into a read-only tensor; clone() it first")
     base = t._base

@@ -45,9 +45,9 @@ class Anomaly:
 
 
 def _bad(value: Any) -> str | None:
-    if not isinstance(value, Tensor) or value.data.dtype.kind not in "fc":
+    if not isinstance(value, Tensor) or value._array.dtype.kind not in "fc":
         return None
-    data = value.data
+    data = value._array
     if np.isnan(data).any():
         return "nan"
     if np.isinf(data).any():

@@ -45,7 +45,7 @@ def fit(
     if not session.wrt:
         raise AgradValueError("fit needs --wrt: name the parameters to fit, e.g. --wrt w,b")
     first = session.run()
-    if first.output.data.size != 1:
+    if first.output._array.size != 1:
         raise AgradValueError(
             f"fit minimises a single number, but the output has shape "
             f"{tuple(first.output.shape)}; reduce it, e.g. sum(...) or mean(...)"
@@ -57,22 +57,24 @@ def fit(
                 f"fit: {name!r} is computed by the program (line {line}); "
                 "fit the inputs it is computed from"
             )
-    params = {n: wrap(np.array(first.wrt[n].data, dtype=session.dtype), True) for n in session.wrt}
+    params = {
+        n: wrap(np.array(first.wrt[n]._array, dtype=session.dtype), True) for n in session.wrt
+    }
     if optimizer == "adam":
         opt = optim.Adam(params.values(), lr=lr)
     elif optimizer == "sgd":
         opt = optim.SGD(params.values(), lr=lr, momentum=momentum)
     else:
         raise AgradValueError(f"--optimizer must be sgd or adam, got {optimizer!r}")
-    result = FitResult({n: p.data.copy() for n, p in params.items()}, float("nan"))
+    result = FitResult({n: p._array.copy() for n, p in params.items()}, float("nan"))
     for step in range(steps + 1):
-        run = session.run({n: p.data for n, p in params.items()})
-        loss = float(run.output.data.reshape(()))
+        run = session.run({n: p._array for n, p in params.items()})
+        loss = float(run.output._array.reshape(()))
         if not np.isfinite(loss):
             result.diverged, result.diverged_at = True, step
             break
         result.history.append(loss)
-        result.values = {n: p.data.copy() for n, p in params.items()}
+        result.values = {n: p._array.copy() for n, p in params.items()}
         result.loss, result.steps = loss, step
         if on_step is not None:
             on_step(step, loss, result.values)
@@ -81,6 +83,6 @@ def fit(
         targets = session.targets(run)
         grads = autograd_grad(run.output, [targets[n] for n in params], allow_unused=True)
         for p, g in zip(params.values(), grads, strict=True):
-            p._grad = wrap(np.zeros_like(p.data) if g is None else np.asarray(g.data))
+            p._grad = wrap(np.zeros_like(p._array) if g is None else np.asarray(g._array))
         opt.step()
     return result

@@ -60,7 +60,7 @@ def to_tensor(value: Any, where: str = "", keep_bool: bool = False) -> Tensor:
     if isinstance(value, LangList):
         value = _stack_literal(value, where)
     if isinstance(value, Tensor):
-        if value.data.dtype == bool and not keep_bool:
+        if value._array.dtype == bool and not keep_bool:
             return F.astype(value, get_default_dtype())
         return value
     if isinstance(value, bool):
@@ -87,8 +87,8 @@ def _stack_literal(items: LangList, where: str) -> Tensor:
             "have the same length"
         )
     if not any(p.requires_grad for p in parts):  # constants: one array, no graph
-        check_count(len(parts) * parts[0].data.size, "tensor literal")
-        return F.as_tensor(np.stack([p.data for p in parts]))
+        check_count(len(parts) * parts[0]._array.size, "tensor literal")
+        return F.as_tensor(np.stack([p._array for p in parts]))
     return F.stack(parts)  # the op checks the element limit itself
 
 
@@ -104,16 +104,16 @@ def as_ints(value: Any, fn: str, param: str) -> tuple[int, ...] | int:
     v = to_tensor(value)
     if v.ndim == 0:
         return as_int(v, fn, param)
-    return tuple(as_int(x, fn, param) for x in v.data.reshape(-1))
+    return tuple(as_int(x, fn, param) for x in v._array.reshape(-1))
 
 
 def as_float(value: Any, fn: str, param: str) -> float:
     v = to_tensor(value)
-    if v.data.size != 1:
+    if v._array.size != 1:
         raise AgradValueError(
             f"{fn}: {param} must be a number, got a tensor of shape {tuple(v.shape)}"
         )
-    return float(v.data.reshape(-1)[0])
+    return float(v._array.reshape(-1)[0])
 
 
 def as_bool(value: Any, fn: str, param: str) -> bool:
@@ -284,7 +284,7 @@ def tensor(value: Value, requires_grad: bool = False) -> Tensor:
     """a leaf tensor; requires_grad=true makes it a variable to differentiate"""
     t = to_tensor(value).detach()
     t = F.astype(t, t.dtype if t.dtype.kind == "f" else np.float64)
-    return C.tensor(t.data, requires_grad=requires_grad)
+    return C.tensor(t._array, requires_grad=requires_grad)
 
 
 def square(x: Array) -> Tensor:

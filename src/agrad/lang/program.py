@@ -197,10 +197,10 @@ class _Executor:
         writes = any(instr.kind == ir.STORE_INDEX for instr in program.parsed.instrs)
         for name, value in bindings.items():
             t = value if isinstance(value, Tensor) else F.as_tensor(np.asarray(value))
-            self.bound[name] = wrap(t.data.astype(dtype, copy=writes))
+            self.bound[name] = wrap(t._array.astype(dtype, copy=writes))
         for name in program.free:  # inputs named in --wrt become leaves that require grad
             value = self.bound[name]
-            self.env[name] = wrap(value.data, True) if name in wrt else value
+            self.env[name] = wrap(value._array, True) if name in wrt else value
 
     def execute(self) -> Run:
         instrs = self.program.parsed.instrs
@@ -230,7 +230,7 @@ class _Executor:
             if t.grad_fn is not None:
                 t.retain_grad()
             elif not t.requires_grad:
-                t = self.env[name] = wrap(t.data, True)
+                t = self.env[name] = wrap(t._array, True)
             wrt[name] = t
         names = {id(t): n for n, t in self.env.items()}
         return Run(output, self.env, wrt, names, slots)
@@ -273,9 +273,9 @@ class _Executor:
     def binary(self, op: str, a: Any, b: Any) -> Tensor:
         # Lists become tensors; masks from comparisons take part as 0/1 floats. (A float
         # tensor, the common case, is taken as it is.)
-        if type(a) is not Tensor or a.data.dtype == bool:
+        if type(a) is not Tensor or a._array.dtype == bool:
             a = to_tensor(a) if isinstance(a, (LangList, Tensor)) else a
-        if type(b) is not Tensor or b.data.dtype == bool:
+        if type(b) is not Tensor or b._array.dtype == bool:
             b = to_tensor(b) if isinstance(b, (LangList, Tensor)) else b
         if op == "@":
             return F.matmul(to_tensor(a), to_tensor(b))
@@ -328,16 +328,16 @@ class _Executor:
             else:
                 value = to_tensor(slots[item], keep_bool=True)
                 key.append(
-                    as_int(value, "index", "index") if value.ndim == 0 else np.asarray(value.data)
+                    as_int(value, "index", "index") if value.ndim == 0 else np.asarray(value._array)
                 )
         return tuple(key)
 
     def store(self, name: str, value: Tensor) -> Tensor:
         if name in self.bound and name in self.program.constant:
             bound = self.bound[name]
-            value = wrap(bound.data, value.requires_grad and value.is_leaf)
+            value = wrap(bound._array, value.requires_grad and value.is_leaf)
         if name in self.wrt and value.grad_fn is None and not value.requires_grad:
-            value = wrap(value.data, True)
+            value = wrap(value._array, True)
         self.env[name] = value
         return value
 

@@ -93,7 +93,7 @@ class Session:
         run = self.run()
         out = run.output
         targets = self.targets(run)
-        result = Evaluation(out.data, out.grad_fn.name() if out.grad_fn else None)
+        result = Evaluation(out._array, out.grad_fn.name() if out.grad_fn else None)
         if targets and out.requires_grad:
             seed = self._cotangent(out, grad_output)
             if detect_anomaly:  # before the gradients: they free the graph
@@ -121,7 +121,7 @@ class Session:
         run = self.run()
         out = run.output
         targets = self.targets(run)
-        result = Evaluation(out.data, out.grad_fn.name() if out.grad_fn else None)
+        result = Evaluation(out._array, out.grad_fn.name() if out.grad_fn else None)
         steps = []
         if targets and out.requires_grad and out.grad_fn is None:
             # The output is one of the variables itself: no backward step to show, and its
@@ -143,7 +143,7 @@ class Session:
 
     def _cotangent(self, out: Tensor, grad_output: str | None) -> Tensor | None:
         if grad_output is None:
-            if out.data.size != 1:
+            if out._array.size != 1:
                 raise AgradValueError(
                     f"the output has shape {tuple(out.shape)}, not a single number, so it has no "
                     "gradient of its own: give --grad-output VALUE (the backward 'gradient', a "
@@ -167,30 +167,30 @@ class Session:
         run = self.run()
         out, targets = run.output, self.targets(run)
         for name, t in targets.items():
-            self._check_block(f"the Jacobian block for {name!r}", out.data.size * t.data.size)
+            self._check_block(f"the Jacobian block for {name!r}", out._array.size * t._array.size)
         blocks = batched_jacobian(out, tuple(targets.values()))
         result = {}
         for (name, t), block in zip(targets.items(), blocks, strict=True):
             used = block is not None
-            data = np.zeros(out.shape + t.shape) if block is None else block.data
+            data = np.zeros(out.shape + t.shape) if block is None else block._array
             result[name] = Variable(
-                name, t.data, data, used, "input" if t.is_leaf else "intermediate"
+                name, t._array, data, used, "input" if t.is_leaf else "intermediate"
             )
-        return out.data, result
+        return out._array, result
 
     @paused_gc()
     def hessian(self) -> tuple[np.ndarray, dict[str, Variable], dict[tuple[str, str], np.ndarray]]:
         """Second derivatives of a scalar output: per-variable blocks and mixed blocks."""
         run = self.run()
         out, targets = run.output, self.targets(run)
-        if out.data.size != 1:
+        if out._array.size != 1:
             raise AgradValueError(
                 f"hessian needs a single-number output, but it has shape "
                 f"{tuple(out.shape)}; reduce it first, e.g. sum(...)"
             )
         tensors = list(targets.values())
         names = list(targets)
-        total = sum(t.data.size for t in tensors)
+        total = sum(t._array.size for t in tensors)
         self._check_block("the Hessian", total * total)
         diag, mixed = {}, {}
         if not out.requires_grad:
@@ -203,20 +203,20 @@ class Session:
             else:
                 blocks = batched_jacobian(g, tuple(tensors))
             for j, (other, b) in enumerate(zip(names, blocks, strict=True)):
-                block = np.zeros(t.shape + tensors[j].shape) if b is None else b.data
+                block = np.zeros(t.shape + tensors[j].shape) if b is None else b._array
                 if i == j:
-                    diag[name] = Variable(name, t.data, block, g is not None)
+                    diag[name] = Variable(name, t._array, block, g is not None)
                 elif i < j:
                     mixed[(name, other)] = block
-        return out.data, diag, mixed
+        return out._array, diag, mixed
 
 
 def _variable(name: str, t: Tensor, grad: Tensor | None) -> Variable:
     """A --wrt variable's report entry; no gradient means the output does not use it."""
     return Variable(
         name,
-        t.data,
-        np.zeros_like(t.data) if grad is None else np.asarray(grad.data),
+        t._array,
+        np.zeros_like(t._array) if grad is None else np.asarray(grad._array),
         used=grad is not None,
         role="input" if t.is_leaf else "intermediate",
     )

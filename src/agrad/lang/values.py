@@ -68,7 +68,7 @@ def parse_value(
         value = program.run(seed=seed, max_elements=max_elements).output
     except AgradError as exc:
         raise exc.with_prefix(context) from None
-    return np.asarray(value.data, dtype=np.float64)
+    return np.asarray(value._array, dtype=np.float64)
 
 
 def load_file(spec: str, option: str = "--set", max_elements: int = DEFAULT_MAX_ELEMENTS) -> Any:

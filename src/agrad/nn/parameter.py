@@ -1,7 +1,7 @@
 """`Parameter`, and the one place agrad.nn reads and writes tensor values.
 
 agrad.nn touches a tensor's values only through `values` and `assign` (never through
-``Tensor.data``, whose meaning changes from the NumPy array to PyTorch's detached tensor):
+``Tensor.data``, a detached tensor as in PyTorch, nor the internal array):
 reading is the array protocol, writing is ``copy_`` under ``no_grad`` (an in-place write,
 so version counters see it).
 """

@@ -229,7 +229,7 @@ def apply(op: Op, *inputs: Any, **params: Any) -> Tensor:
 
 def record(op: Op, *inputs: Any, **params: Any) -> Tensor:
     """`apply`'s work: the forward, and the node when a graph is being recorded."""
-    datas = [x.data if isinstance(x, Tensor) else x for x in inputs]
+    datas = [x._array if isinstance(x, Tensor) else x for x in inputs]
     if LIMIT.elements is not None and op.grows:  # (the language sets a limit)
         _check_limit(op, datas, params)
     if op.prepare is not None:  # parameters found from the operands
@@ -262,11 +262,11 @@ def record(op: Op, *inputs: Any, **params: Any) -> Tensor:
         else:
             inputs = tuple(
                 [
-                    x if n is None or x.data.size < SMALL else ShapeOnly(x.data, x._output_nr)
+                    x if n is None or x._array.size < SMALL else ShapeOnly(x._array, x._output_nr)
                     for x, n in zip(inputs, next_, strict=True)
                 ]
             )
-        datas = [x.data if isinstance(x, (Tensor, ShapeOnly)) else x for x in inputs]
+        datas = [x._array if isinstance(x, (Tensor, ShapeOnly)) else x for x in inputs]
     kept = ShapeOnly(out) if not op.keeps_output and out.size >= SMALL else out
     cls = op.node_class
     if cls is not None:
@@ -288,7 +288,9 @@ def _stand_ins(reads: tuple[int, ...], inputs: tuple, next_: tuple) -> tuple:
     of the large tracked others."""
     return tuple(
         [
-            x if n is None or i in reads or x.data.size < SMALL else ShapeOnly(x.data, x._output_nr)
+            x
+            if n is None or i in reads or x._array.size < SMALL
+            else ShapeOnly(x._array, x._output_nr)
             for i, (x, n) in enumerate(zip(inputs, next_, strict=True))
         ]
     )
@@ -305,13 +307,13 @@ class ShapeOnly:
         self._output_nr = output_nr  # of the tensor it stands for (see Tensor._output_nr)
 
     @property
-    def data(self) -> ShapeOnly:
+    def _array(self) -> ShapeOnly:
         return self
 
 
 def raw(x: Any) -> np.ndarray:
     """The array behind a tensor or constant (masks in VJPs are built from data, not graph)."""
-    return x.data if isinstance(x, Tensor) else np.asarray(x)
+    return x._array if isinstance(x, Tensor) else np.asarray(x)
 
 
 def _check_limit(op: Op, datas: list, params: dict) -> None:

@@ -25,7 +25,7 @@ def normalize_index(index: Any, ndim: int) -> tuple[tuple, bool]:
     advanced = False
     for item in index:
         if hasattr(item, "grad_fn"):  # a Tensor used as an index
-            item = item.data
+            item = item._array
         if isinstance(item, list):
             item = np.asarray(item)
         if isinstance(item, np.ndarray) and item.ndim == 0 and item.dtype != bool:
@@ -63,9 +63,17 @@ def _index_name(node):
     index = node.params["index"]
     if node.params["advanced"]:
         return "IndexBackward0"
-    if any(isinstance(i, (int, np.integer)) for i in index):
-        return "SelectBackward0"
-    return "SliceBackward0" if any(i != slice(None) for i in index) else "AliasBackward0"
+    # PyTorch applies a basic index step by step; its grad_fn is the last step that does
+    # something (a full slice does nothing): x[0, :3] is SliceBackward0, x[:3, 0] Select.
+    name = "AliasBackward0"
+    for i in index:
+        if i is None:
+            name = "UnsqueezeBackward0"
+        elif isinstance(i, (int, np.integer)):
+            name = "SelectBackward0"
+        elif isinstance(i, slice) and i != slice(None):
+            name = "SliceBackward0"
+    return name
 
 
 def _index_forward(x, index, advanced):
