@@ -80,7 +80,7 @@ def main(argv):
             def run_agrad(ours=ours, spd=spd):
                 a = agrad.tensor(spd, requires_grad=True)
                 ours(a).backward()
-                return a.grad.data
+                return a.grad.numpy()
 
             def run_torch(theirs=theirs, spd=spd):
                 a = torch.tensor(spd, requires_grad=True)
