@@ -504,6 +504,14 @@ NN_INFO = {
         _cli("sum(layer_norm(m, [4]) ** 3)", "m"),
         api="agrad.nn.functional.layer_norm(m, 4)",
     ),
+    "index_add": Info(
+        lambda t, x, src, dim, index, alpha=1: x.index_add(
+            dim, t.as_tensor(index), src, alpha=alpha
+        ),
+        not_in_language="index_add is a Python-API op (PyTorch's index_add / index_add_)",
+        api="agrad.index_add(m, 1, agrad.tensor([0, 3]), m[:, :2])",
+        method="m.index_add(1, agrad.tensor([3, 3]), m[:, 1:3], alpha=2)",
+    ),  # fmt: skip
     "nll_loss": Info(
         _torch_nll,
         _cli("cross_entropy(m, t)", "m", t="[1, 3]"),

@@ -11,6 +11,9 @@ its position; rebuilding an error from its text would lose them.
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import TypeVar
 
 _E = TypeVar("_E", bound="AgradError")
@@ -33,6 +36,8 @@ class AgradError(Exception):
         >>> str(err).startswith("--set x: line 1, column 6:"), err.snippet.splitlines()[0]
         (True, '[1, 2')
         """
+        if self.args and self.args[0] is getattr(self, "torch_message", None):
+            return self  # PyTorch's text stands alone, as PyTorch prints it
         new = self.__class__.__new__(self.__class__)
         new.__dict__.update(self.__dict__)
         new.args = (f"{prefix}: {self}",)
@@ -53,8 +58,38 @@ class AgradNameError(AgradError, NameError):
     """An unknown variable, function or keyword argument."""
 
 
+_WORDING = threading.local()
+
+
+@contextmanager
+def agrad_wording() -> Iterator[None]:
+    """Errors raised inside use agrad's own wording (what, where, what to do instead), not
+    PyTorch's: the CLI and the language run in it; the Python API does not."""
+    before = getattr(_WORDING, "agrad", False)
+    _WORDING.agrad = True
+    try:
+        yield
+    finally:
+        _WORDING.agrad = before
+
+
 class AgradShapeError(AgradError, RuntimeError):
-    """Operand shapes do not fit an operation (broadcasting, matmul, reshape...)."""
+    """Operand shapes do not fit an operation (broadcasting, matmul, reshape...).
+
+    ``torch`` is PyTorch's text for the same error, where PyTorch has one: code written for
+    PyTorch (and its tests) compares it, so the Python API shows it; inside `agrad_wording`
+    (the CLI, the language) the error keeps agrad's text, which says what to do instead.
+    Both stay readable as ``agrad_message`` and ``torch_message``.
+    """
+
+    def __init__(self, message: str, torch: str | None = None) -> None:
+        self.agrad_message, self.torch_message = message, torch
+        use_torch = torch is not None and not getattr(_WORDING, "agrad", False)
+        super().__init__(torch if use_torch else message)
+
+
+class AgradIndexError(AgradShapeError, IndexError):
+    """A dimension or an index out of range: PyTorch raises IndexError for these."""
 
 
 class AgradValueError(AgradError, ValueError):

@@ -75,13 +75,16 @@ def _run(argv: list[str]) -> int:
     import typer
     from typer._click.exceptions import NoArgsIsHelpError
 
-    from ..errors import AgradError
+    from ..errors import AgradError, agrad_wording
     from .app import command
     from .argv import normalize
 
     group = command()
     try:
-        result = group.main(args=normalize(argv, group), prog_name="agrad", standalone_mode=False)
+        with agrad_wording():  # the CLI's errors say what to do, not PyTorch's texts
+            result = group.main(
+                args=normalize(argv, group), prog_name="agrad", standalone_mode=False
+            )
     except typer.Exit as exc:
         if exc.exit_code == ExitCode.INTERRUPTED and isinstance(exc.__cause__, KeyboardInterrupt):
             return _fail("interrupted", code=ExitCode.INTERRUPTED)  # Typer's own Ctrl-C

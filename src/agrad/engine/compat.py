@@ -14,6 +14,7 @@ import numpy as np
 from . import creation
 from .args import as_tensor
 from .dtypes import DTYPES
+from .grad_attr import grad_dtype
 from .grad_mode import STATE, no_grad
 from .graph_hooks import FEATURES, refresh
 from .return_types import HISTOGRAM
@@ -227,6 +228,7 @@ def _equal(self: Tensor, other: Any) -> bool:
 
 
 METHODS = {
+    "grad_dtype": grad_dtype,
     "equal": _equal,
     "is_inference": is_inference,
     "register_post_accumulate_grad_hook": register_post_accumulate_grad_hook,

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from .autograd import grad, run_backward
+from .functional_strict import check_jacobian_block, check_requires_grad, fill_in_zeros
 from .grad_mode import set_grad_enabled
 from .ops import TABLE, apply
 from .tensor import Tensor, wrap
@@ -34,6 +35,19 @@ def _prepare(inputs: Any, create_graph: bool = False) -> tuple[tuple[Tensor, ...
         else:
             prepared.append(wrap(x._array, x._array.dtype.kind in "fc"))
     return tuple(prepared), is_tuple
+
+
+def tolerant_grad(outputs: Any, inputs: tuple[Tensor, ...], grad_outputs: Any = None,
+                  **kwargs: Any) -> tuple[Any, ...]:  # fmt: skip
+    """autograd.grad over the outputs that require grad only (None for every input when
+    none does): what torch.autograd.functional uses, so a constant output gives zeros."""
+    outs = list(outputs) if isinstance(outputs, (tuple, list)) else [outputs]
+    seeds = grad_outputs if isinstance(grad_outputs, (tuple, list)) else [grad_outputs] * len(outs)
+    kept = [(o, g) for o, g in zip(outs, seeds, strict=True) if o is not None and o.requires_grad]
+    if not kept:
+        return (None,) * len(inputs)
+    return grad([o for o, _ in kept], inputs, grad_outputs=[g for _, g in kept],
+                allow_unused=True, **kwargs)  # fmt: skip
 
 
 def _outputs(func: Callable, inputs: tuple[Tensor, ...]) -> tuple[tuple[Tensor, ...], bool]:
@@ -86,9 +100,12 @@ def jacobian(
     """The Jacobian of ``func`` at ``inputs``: shape output.shape + input.shape."""
     ins, in_tuple = _prepare(inputs, create_graph)
     outs, out_tuple = _outputs(func, ins)
+    check_requires_grad(outs, "outputs", strict)
     rows = []
-    for out in outs:
+    for i, out in enumerate(outs):
         blocks = batched_jacobian(out, ins, create_graph)
+        for j, block in enumerate(blocks):
+            check_jacobian_block(block, i, j, strict, create_graph)
         rows.append(
             tuple(_zeros_for(out, x) if b is None else b for x, b in zip(ins, blocks, strict=True))
         )
@@ -108,17 +125,21 @@ def hessian(
     """The Hessian of a scalar ``func``: shape input.shape + input.shape."""
     ins, in_tuple = _prepare(inputs, create_graph)
     outs, _ = _outputs(func, ins)
+    check_requires_grad(outs, "outputs", strict)
     (out,) = outs
     if out._array.size != 1:
         raise RuntimeError("The function given to hessian should return a single element Tensor")
     out = out.reshape(())
-    grads = grad(out, ins, create_graph=True, allow_unused=True)
+    grads = tolerant_grad(out, ins, create_graph=True)
+    check_requires_grad(fill_in_zeros(grads, ins, False, False, "back"), "jacobian", strict)
     rows = []
-    for x, g in zip(ins, grads, strict=True):
+    for i, (x, g) in enumerate(zip(ins, grads, strict=True)):
         if g is None or not g._rg:
             rows.append(tuple(wrap(np.zeros(x.shape + y.shape, dtype=x.dtype)) for y in ins))
             continue
         blocks = batched_jacobian(g, ins, create_graph)
+        for j, block in enumerate(blocks):
+            check_jacobian_block(block, i, j, strict, create_graph)
         rows.append(
             tuple(_zeros_for(g, y) if b is None else b for y, b in zip(ins, blocks, strict=True))
         )
@@ -131,20 +152,18 @@ def vjp(
     """(func(inputs), v^T J): a vector-Jacobian product."""
     ins, in_tuple = _prepare(inputs, create_graph)
     outs, out_tuple = _outputs(func, ins)
+    check_requires_grad(outs, "outputs", strict)
     vs = list(v) if isinstance(v, (tuple, list)) else [v] * len(outs)
-    grads = grad(
-        list(outs),
-        ins,
-        grad_outputs=vs,
-        create_graph=create_graph,
-        allow_unused=True,
-        retain_graph=True,
-    )
-    grads = tuple(
-        wrap(np.zeros_like(x._array)) if g is None else g for x, g in zip(ins, grads, strict=True)
-    )
-    detached = tuple(o.detach() for o in outs)
-    return (detached if out_tuple else detached[0]), (grads if in_tuple else grads[0])
+    grads = tolerant_grad(outs, ins, vs, create_graph=create_graph, retain_graph=True)
+    grads = fill_in_zeros(grads, ins, strict, create_graph, "back")
+    shown = _postprocess(outs, create_graph)
+    return (shown if out_tuple else shown[0]), (grads if in_tuple else grads[0])
+
+
+def _postprocess(outs: tuple[Tensor, ...], create_graph: bool) -> tuple[Tensor, ...]:
+    """The function's outputs as returned: still in the graph when ``create_graph`` (so
+    they can be differentiated further, as PyTorch's), detached otherwise."""
+    return outs if create_graph else tuple(o.detach() for o in outs)
 
 
 def jvp(
@@ -157,8 +176,10 @@ def jvp(
     vs = tuple(v) if isinstance(v, (tuple, list)) else (v,)
     if v is None:
         vs = tuple(wrap(np.ones_like(x._array)) for x in ins)
+    check_requires_grad(outs, "outputs", strict)
     dummies = [wrap(np.zeros_like(o._array), True) for o in outs]
-    g = grad(list(outs), ins, grad_outputs=dummies, create_graph=True, allow_unused=True)
+    g = tolerant_grad(outs, ins, dummies, create_graph=True)
+    check_requires_grad(g, "grad_inputs", strict)
     pairs = [(gi, vi) for gi, vi in zip(g, vs, strict=True) if gi is not None and gi._rg]
     if pairs:
         results = grad(
@@ -170,9 +191,6 @@ def jvp(
         )
     else:
         results = (None,) * len(outs)
-    jv = tuple(
-        wrap(np.zeros_like(o._array)) if r is None else r
-        for o, r in zip(outs, results, strict=True)
-    )
-    detached = tuple(o.detach() for o in outs)
-    return (detached if out_tuple else detached[0]), (jv if out_tuple else jv[0])
+    jv = fill_in_zeros(results, outs, strict, create_graph, "back_trick")
+    shown = _postprocess(outs, create_graph)
+    return (shown if out_tuple else shown[0]), (jv if out_tuple else jv[0])

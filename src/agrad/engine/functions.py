@@ -208,7 +208,8 @@ def dot(a: Any, b: Any) -> Tensor:
     if a.ndim != 1 or b.ndim != 1:
         raise AgradShapeError(
             f"dot: expects two 1-D tensors, got shapes {a.shape} and {b.shape}; "
-            "use matmul for matrices"
+            "use matmul for matrices",
+            torch=f"1D tensors expected, but got {a.ndim}D and {b.ndim}D tensors",
         )
     return matmul(a, b)
 

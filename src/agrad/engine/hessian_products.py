@@ -9,7 +9,8 @@ from typing import Any
 import numpy as np
 
 from .autograd import grad
-from .functional import _outputs, _prepare
+from .functional import _outputs, _prepare, tolerant_grad
+from .functional_strict import check_requires_grad, fill_in_zeros
 from .tensor import Tensor, wrap
 
 
@@ -26,22 +27,17 @@ def vhp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,
         )
     out = outs[0]
     vs = _vectors(v, ins)
-    first = grad(out, ins, create_graph=True, allow_unused=True)
+    check_requires_grad(outs, "outputs", strict)
+    first = tolerant_grad(out, ins, create_graph=True)
+    check_requires_grad(first, "jacobian", strict)
     pairs = [(g, vi) for g, vi in zip(first, vs, strict=True) if g is not None and g._rg]
-    if strict and len(pairs) != len(ins):
-        raise RuntimeError(
-            "The output of the user-provided function is independent of input 0. This is not "
-            "allowed in strict mode."
-        )
     if pairs:
         second = grad([p[0] for p in pairs], ins, grad_outputs=[p[1] for p in pairs],
                       create_graph=create_graph, allow_unused=True)  # fmt: skip
     else:
         second = (None,) * len(ins)
-    products = tuple(
-        wrap(np.zeros_like(x._array)) if r is None else r for x, r in zip(ins, second, strict=True)
-    )
-    return out.detach(), (products if in_tuple else products[0])
+    products = fill_in_zeros(second, ins, strict, create_graph, "double_back")
+    return (out if create_graph else out.detach()), (products if in_tuple else products[0])
 
 
 def hvp(func: Callable, inputs: Any, v: Any = None, create_graph: bool = False,

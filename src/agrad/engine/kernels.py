@@ -59,7 +59,8 @@ def amin(x: Array, axis: Axis = None, keepdims: bool = False) -> Array:
 
 
 def cumsum(x: Array, axis: int = 0) -> Array:
-    return np.cumsum(x, axis=axis)
+    out = np.cumsum(x, axis=axis)
+    return out.reshape(()) if np.ndim(x) == 0 else out  # (NumPy makes a 0-d value 1-d)
 
 
 def astype(x: Any, dtype: Any) -> np.ndarray:

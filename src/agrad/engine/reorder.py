@@ -16,6 +16,8 @@ from ..errors import AgradValueError
 from . import functions as F
 from . import shaping
 from .args import as_tensor, first
+from .grad_attr import scalar_type_name
+from .ops.core import TABLE, apply
 from .return_types import RESULTS  # torch.return_types: .values, .indices
 from .tensor import Tensor, wrap
 
@@ -221,10 +223,27 @@ def where(condition: Any, x: Any = None, y: Any = None) -> Any:
     return F.where(condition, x, y)
 
 
+def index_add(x: Any, dim: int, index: Any, source: Any, *, alpha: Any = 1) -> Tensor:
+    """``x`` with ``alpha * source`` added into its slices ``index`` along ``dim``."""
+    x, src = first(x), as_tensor(source)
+    positions = np.asarray(index._array if isinstance(index, Tensor) else index)
+    if src.dtype != x.dtype:
+        raise RuntimeError(
+            f"index_add_(): self ({scalar_type_name(x._array.dtype)}) and source "
+            f"({scalar_type_name(src._array.dtype)}) must have the same scalar type"
+        )
+    return apply(TABLE["index_add"], x, src, dim=int(dim), index=positions, alpha=alpha)
+
+
+def index_add_(self: Tensor, dim: int, index: Any, source: Any, *, alpha: Any = 1) -> Tensor:
+    # source goes to `_inplace` as an operand, so a source that requires grad is tracked
+    return self._inplace(lambda s, src: index_add(s, dim, index, src, alpha=alpha), source)
+
+
 FUNCTIONS = {
     "sort": sort, "argsort": argsort, "topk": topk, "flip": flip, "roll": roll, "tile": tile,
     "split": split, "chunk": chunk, "masked_fill": masked_fill, "nonzero": nonzero,
-    "where": where,
+    "where": where, "index_add": index_add,
 }  # fmt: skip
-METHODS = {**FUNCTIONS, "repeat": repeat}
+METHODS = {**FUNCTIONS, "repeat": repeat, "index_add_": index_add_}
 del METHODS["where"]  # Tensor.where(cond, other) is x where cond: kept as it is

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import AgradShapeError
+from ..errors import AgradIndexError, AgradShapeError
 
 Shape = tuple[int, ...]
 
@@ -30,16 +30,38 @@ def broadcast_shape(*shapes: Shape, **_: Any) -> Shape:
         text = " and ".join(str(tuple(s)) for s in shapes)
         raise AgradShapeError(
             f"shapes {text} cannot be broadcast together: trailing dimensions must be "
-            "equal or 1 (reshape or transpose an operand)"
+            "equal or 1 (reshape or transpose an operand)",
+            torch=_torch_broadcast_text(shapes),
         ) from None
+
+
+def _torch_broadcast_text(shapes: tuple[Shape, ...]) -> str | None:
+    """PyTorch's message: the first pair that fails, its last mismatching dimension."""
+    done: tuple = tuple(shapes[0])
+    for b in shapes[1:]:
+        a, b = done, tuple(b)
+        n = max(len(a), len(b))
+        for dim in range(n - 1, -1, -1):
+            i, j = dim - (n - len(a)), dim - (n - len(b))
+            sa, sb = (a[i] if i >= 0 else 1), (b[j] if j >= 0 else 1)
+            if sa != sb and sa != 1 and sb != 1:
+                return (
+                    f"The size of tensor a ({sa}) must match the size of tensor b ({sb}) at "
+                    f"non-singleton dimension {dim}"
+                )
+        done = tuple(np.broadcast_shapes(a, b))
+    return None
 
 
 def normalize_axis(axis: int, ndim: int, op: str = "") -> int:
     """A non-negative axis, or an error naming the op and the valid range."""
-    if not -ndim <= axis < max(ndim, 1):
-        raise AgradShapeError(
+    low, high = -max(ndim, 1), max(ndim, 1) - 1  # (a 0-d tensor takes 0 and -1, as PyTorch)
+    if not low <= axis <= high:
+        raise AgradIndexError(
             f"{op + ': ' if op else ''}axis {axis} is out of range for a tensor with {ndim} "
-            f"dimension(s) (valid: {-ndim}..{ndim - 1})"
+            f"dimension(s) (valid: {-ndim}..{ndim - 1})",
+            torch=f"Dimension out of range (expected to be in range of [{low}, {high}], but got "
+            f"{axis})",
         )
     return axis % ndim if ndim else 0
 

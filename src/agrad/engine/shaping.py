@@ -50,7 +50,7 @@ def flatten(x: Any, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     x = first(x)
     if x.ndim == 0:
         return reshape(x, 1)
-    start, end = start_dim % x.ndim, end_dim % x.ndim
+    start, end = (normalize_axis(d, x.ndim, "flatten") for d in (start_dim, end_dim))
     merged = int(np.prod(x.shape[start : end + 1]))
     return reshape(x, (*x.shape[:start], merged, *x.shape[end + 1 :]))
 
@@ -100,7 +100,7 @@ def broadcast_to(x: Any, shape: Any) -> Tensor:
 @public()
 def unsqueeze(x: Any, dim: int) -> Tensor:
     x = first(x)
-    d = dim % (x.ndim + 1)
+    d = normalize_axis(dim, x.ndim + 1, "unsqueeze")
     return apply(OP["unsqueeze"], x, shape=x.shape[:d] + (1,) + x.shape[d:])
 
 
@@ -110,7 +110,7 @@ def squeeze(x: Any, dim: Any = None) -> Tensor:
     if dim is None:
         shape = tuple(n for n in x.shape if n != 1)
     else:
-        d = dim % max(x.ndim, 1)
+        d = normalize_axis(dim, x.ndim, "squeeze")
         shape = x.shape[:d] + x.shape[d + 1 :] if x.ndim and x.shape[d] == 1 else x.shape
     return apply(OP["squeeze"], x, shape=shape)
 

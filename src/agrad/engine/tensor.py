@@ -17,6 +17,7 @@ import numpy as np
 
 from ..errors import AgradAutogradError
 from .dtypes import get_default_dtype
+from .grad_attr import checked_grad, not_a_tensor, type_name
 from .grad_mode import STATE
 from .node import RemovableHandle
 
@@ -149,11 +150,9 @@ class Tensor:
     @grad.setter
     def grad(self, value: Any) -> None:
         if value is not None:
-            value = value if isinstance(value, Tensor) else wrap(np.asarray(value))
-            if value.shape != self.shape:
-                raise _autograd_error(
-                    f"assigned grad has data of a different size: {value.shape} vs {self.shape}"
-                )
+            if not isinstance(value, Tensor):
+                raise not_a_tensor(value)
+            value = checked_grad(self, value)
         self._grad = value
 
     @property
@@ -205,13 +204,7 @@ class Tensor:
     @data.setter
     def data(self, value: Tensor) -> None:
         if not isinstance(value, Tensor):
-            kind = type(value)
-            name = (
-                kind.__name__
-                if kind.__module__ == "builtins"
-                else f"{kind.__module__}.{kind.__qualname__}"
-            )
-            raise TypeError(f"Variable data has to be a tensor, but got {name}")
+            raise TypeError(f"Variable data has to be a tensor, but got {type_name(value)}")
         if value._array is self._array:  # `x.data += y` writes back what it changed in place
             return
         if self._views and any(ref() is not None for ref in self._views):

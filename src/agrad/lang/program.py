@@ -19,7 +19,7 @@ from ..engine import functions as F
 from ..engine.dtypes import get_default_dtype, set_default_dtype
 from ..engine.limits import max_elements as element_limit
 from ..engine.tensor import Tensor, wrap
-from ..errors import AgradError, AgradLimitError, AgradNameError, AgradValueError
+from ..errors import AgradError, AgradLimitError, AgradNameError, AgradValueError, agrad_wording
 from . import ir
 from .diagnostics import caret_snippet
 from .functions import CONSTANTS, TABLE, Function, LangList, as_int, to_tensor
@@ -166,7 +166,7 @@ class Program:
         try:
             if seed is not None:
                 creation.manual_seed(seed)
-            with paused_gc(), element_limit(max_elements, LIMIT_HINT):
+            with paused_gc(), element_limit(max_elements, LIMIT_HINT), agrad_wording():
                 return _Executor(self, bindings, wrt).execute()
         finally:
             set_default_dtype(previous)

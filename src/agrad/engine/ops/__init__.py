@@ -14,6 +14,7 @@ from . import (  # noqa: F401 - each module registers its entries
     pooling,
     reduction,
     rounding,
+    scatter,
     shape,
     windows,
 )

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import AgradLimitError, AgradShapeError, AgradValueError
+from ...errors import AgradError, AgradLimitError, AgradShapeError, AgradValueError
 from .. import batching, limits, views
 from ..grad_mode import STATE
 from ..limits import LIMIT
@@ -343,12 +343,12 @@ def _explain_failure(op: Op, datas: list, params: dict, exc: Exception) -> Excep
     return AgradValueError(f"{op.name}: {exc} (operand shapes {_fmt_shapes(shapes)})")
 
 
-def _named(op: Op, err: Exception) -> Exception:
+def _named(op: Op, err: AgradError) -> Exception:
     """A shape rule's error, its message starting with the op's name."""
     text = str(err)
     if text.startswith(f"{op.name}:") or text.startswith(f"{op.name}("):
         return err
-    return type(err)(f"{op.name}: {text}")
+    return err.with_prefix(op.name)  # (PyTorch's wording, when shown, is left as it is)
 
 
 def _fmt_shapes(shapes: list) -> str:

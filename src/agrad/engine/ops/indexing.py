@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import AgradShapeError, AgradValueError
+from ...errors import AgradIndexError, AgradShapeError, AgradValueError
 from .. import batching, kernels
 from .core import NOTHING, Case, Op, batch_of, normalize_axis, register
 
@@ -47,8 +47,9 @@ def normalize_index(index: Any, ndim: int) -> tuple[tuple, bool]:
         items.append(item)
     consumed = sum(0 if (it is None or it is Ellipsis) else 1 for it in items)
     if consumed > ndim:
-        raise AgradShapeError(
-            f"index: too many indices ({consumed}) for a tensor with {ndim} dimension(s)"
+        raise AgradIndexError(
+            f"index: too many indices ({consumed}) for a tensor with {ndim} dimension(s)",
+            torch=f"too many indices for tensor of dimension {ndim}",
         )
     fill = (slice(None),) * (ndim - consumed)
     at = next((i for i, it in enumerate(items) if it is Ellipsis), None)
@@ -92,7 +93,10 @@ def _index_shape(shape, index, advanced):
     try:
         return probe[index].shape
     except IndexError as exc:
-        raise AgradShapeError(f"index: {exc} (tensor of shape {tuple(shape)})") from None
+        raise AgradIndexError(
+            f"index: {exc} (tensor of shape {tuple(shape)})",
+            torch=str(exc).replace(" for axis ", " for dimension "),
+        ) from None
 
 
 def _advanced_shape(shape: tuple, index: tuple) -> tuple:
@@ -117,9 +121,13 @@ def _advanced_shape(shape: tuple, index: tuple) -> tuple:
         n, values = shape[dim], np.asarray(item)
         if values.size and (values.min() < -n or values.max() >= n):
             bad = values.max() if values.max() >= n else values.min()
-            raise AgradShapeError(
+            raise AgradIndexError(
                 f"index: index {bad} is out of bounds for axis {dim} with size {n} "
-                f"(tensor of shape {shape})"
+                f"(tensor of shape {shape})",
+                # (PyTorch names the dimension of its gather kernel: the same only at 0)
+                torch=f"index {bad} is out of bounds for dimension 0 with size {n}"
+                if dim == 0
+                else None,
             )
         separated = separated or gap
         first = len(out) if first is None else first
@@ -128,9 +136,11 @@ def _advanced_shape(shape: tuple, index: tuple) -> tuple:
     try:
         block = tuple(np.broadcast_shapes(*arrays))
     except ValueError:
-        raise AgradShapeError(
+        raise AgradIndexError(
             "index: the index arrays cannot be broadcast together: shapes "
-            + ", ".join(str(a) for a in arrays)
+            + ", ".join(str(a) for a in arrays),
+            torch="shape mismatch: indexing tensors could not be broadcast together with shapes "
+            + ", ".join(str(list(a)) for a in arrays),
         ) from None
     if separated:
         return block + tuple(out)
@@ -227,6 +237,20 @@ def _concat_vjp(ns, g, out, *xs, axis=0):
     return tuple(grads)
 
 
+def _torch_concat_text(shapes, ax):
+    first = shapes[0]
+    for n, s in enumerate(shapes[1:], 1):
+        if len(s) != len(first):
+            return None  # (PyTorch's text differs by case: rank mismatch)
+        for i, (a, b) in enumerate(zip(first, s, strict=True)):
+            if i != ax and a != b:
+                return (
+                    f"Sizes of tensors must match except in dimension {ax}. Expected size {a} "
+                    f"but got size {b} for tensor number {n} in the list."
+                )
+    return None
+
+
 def _concat_shape(*shapes, axis=0):
     first = shapes[0]
     if any(len(s) == 0 for s in shapes):
@@ -241,7 +265,8 @@ def _concat_shape(*shapes, axis=0):
         ):
             raise AgradShapeError(
                 f"concat: shapes {tuple(first)} and {tuple(s)} differ outside axis {axis}; "
-                "all inputs must match except along the concatenation axis"
+                "all inputs must match except along the concatenation axis",
+                torch=_torch_concat_text(shapes, ax),
             )
     return first[:ax] + (sum(s[ax] for s in shapes),) + first[ax + 1 :]
 
@@ -262,7 +287,9 @@ def _stack_shape(*shapes, axis=0):
     for s in shapes[1:]:
         if tuple(s) != tuple(first):
             raise AgradShapeError(
-                f"stack: all inputs must have the same shape, got {tuple(first)} and {tuple(s)}"
+                f"stack: all inputs must have the same shape, got {tuple(first)} and {tuple(s)}",
+                torch=f"stack expects each tensor to be equal size, but got {list(first)} at "
+                f"entry 0 and {list(s)} at entry {shapes.index(s)}",
             )
     ax = normalize_axis(axis, len(first) + 1, "stack")
     return first[:ax] + (len(shapes),) + first[ax:]

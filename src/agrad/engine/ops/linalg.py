@@ -46,12 +46,29 @@ def _matmul_vjp(ns, g, out, a, b, needs=(True, True)):
     return ga, gb
 
 
+def _torch_matmul_text(a: tuple, b: tuple) -> str | None:
+    """PyTorch's message for the un-batched cases (its batched ones name its kernels)."""
+    if len(a) == len(b) == 1:
+        return (
+            f"inconsistent tensor size, expected tensor [{a[0]}] and src [{b[0]}] to have the "
+            f"same number of elements, but got {a[0]} and {b[0]} elements respectively"
+        )
+    if len(a) == 2 and len(b) == 1:
+        return f"size mismatch, got input ({a[0]}), mat ({a[0]}x{a[1]}), vec ({b[0]})"
+    if len(a) <= 2 and len(b) == 2:
+        rows = a[0] if len(a) == 2 else 1
+        return f"mat1 and mat2 shapes cannot be multiplied ({rows}x{a[-1]} and {b[0]}x{b[1]})"
+    return None
+
+
 def matmul_shape(a: tuple, b: tuple) -> tuple:
     """NumPy's matmul shape rule, with an error that names both shapes."""
     if not a or not b:
         raise AgradShapeError(
             f"matmul: operands must have at least 1 dimension, got shapes "
-            f"{tuple(a)} and {tuple(b)}; use * for scalars"
+            f"{tuple(a)} and {tuple(b)}; use * for scalars",
+            torch="both arguments to matmul need to be at least 1D, but they are "
+            f"{len(a)}D and {len(b)}D",
         )
     k_a = a[-1]
     k_b = b[-2] if len(b) > 1 else b[0]
@@ -59,7 +76,8 @@ def matmul_shape(a: tuple, b: tuple) -> tuple:
         raise AgradShapeError(
             f"matmul: shapes {tuple(a)} and {tuple(b)} are not aligned: {k_a} (last dimension "
             f"of the left) != {k_b} ({'first' if len(b) == 1 else 'second-to-last'} dimension "
-            "of the right)"
+            "of the right)",
+            torch=_torch_matmul_text(tuple(a), tuple(b)),
         )
     try:
         batch = np.broadcast_shapes(tuple(a[:-2]), tuple(b[:-2]))

@@ -57,6 +57,8 @@ def _sum_vjp(ns, g, out, x, axis=None, keepdims=False):
 
 
 def _mean_forward(x: Array, axis: Axis = None, keepdims: bool = False) -> Array:
+    if np.ndim(x) == 0:  # (NumPy's mean refuses the axis a 0-d value takes, as its sum does not)
+        axis = None
     return np.mean(x, axis=axis, keepdims=keepdims)
 
 
@@ -106,6 +108,8 @@ def _std_vjp(ns, g, out, x, axis=None, keepdims=False, correction=1):
 
 def _cumsum_vjp(ns, g, out, x, axis=0):
     # d/dx_j of sum_i g_i * cumsum(x)_i = sum of g_i for i >= j: a reversed cumsum of g.
+    if x.ndim == 0:  # the cumsum of one value is that value
+        return (g,)
     return (_reverse_cumsum(ns, g, normalize_axis(axis, x.ndim, "cumsum") - x.ndim),)
 
 
@@ -193,11 +197,15 @@ def _logsumexp_vjp(ns, g, out, x, axis=None, keepdims=False):
 
 
 def _softmax_vjp(ns, g, out, x, axis=-1):
+    if x.ndim == 0:  # the sum over the one element is that element (no axis to sum)
+        return (out * (g - g * out),)
     ax = normalize_axis(axis, x.ndim, "softmax") - x.ndim  # from the end: batch-safe
     return (out * (g - ns.sum(g * out, axis=ax, keepdims=True)),)
 
 
 def _log_softmax_vjp(ns, g, out, x, axis=-1):
+    if x.ndim == 0:
+        return (g - ns.exp(out) * g,)
     ax = normalize_axis(axis, x.ndim, "log_softmax") - x.ndim
     return (g - ns.exp(out) * ns.sum(g, axis=ax, keepdims=True),)
 
@@ -256,10 +264,12 @@ REDUCE_CASES = (
     Case(((3,),)),
     Case(((),)),
     Case(((2, 3, 2),), {"axis": (0, 2)}),
+    Case(((),), {"axis": -1}),  # a 0-d value takes dim 0 and -1 (PyTorch's rule)
 )
 AXIS_CASES = (Case(((2, 3),), {"axis": 0}), Case(((2, 3),), {"axis": 1, "keepdims": True}))
 SOFTMAX_CASES = (
     Case(((2, 3),), {"axis": 0}), Case(((2, 3),), {"axis": -1}), Case(((4,),), {"axis": -1}),
+    Case(((),), {"axis": -1}),  # a 0-d value: softmax 1, log_softmax 0 (PyTorch's)
 )  # fmt: skip
 NORM_CASES = REDUCE_CASES[:5] + tuple(
     Case(((2, 3),), {"ord": p, "axis": 1}) for p in (1.0, np.inf, 3.0)
@@ -305,7 +315,7 @@ register(
                "d cumsum(a)/da: each element gets the sum of the gradients at or after it",
                saves=NOTHING, doc="cumulative sum along axis",
                cases=(Case(((2, 3),), {"axis": 0}), Case(((2, 3),), {"axis": -1}),
-                      Case(((4,),), {"axis": 0}))),
+                      Case(((4,),), {"axis": 0}), Case(((),), {"axis": -1}))),
     reduction("logsumexp", "LogsumexpBackward0", kernels.logsumexp, _logsumexp_vjp,
               "d logsumexp(a)/da = softmax(a)", saves=INPUTS_AND_OUTPUT),
     along_axis("softmax", "SoftmaxBackward0", kernels.softmax, _softmax_vjp,
@@ -334,13 +344,16 @@ register(
 
 
 def _cumprod_forward(x: Array, axis: int = 0) -> Array:
-    return np.cumprod(x, axis=axis)
+    out = np.cumprod(x, axis=axis)
+    return out.reshape(()) if np.ndim(x) == 0 else out  # (NumPy makes a 0-d value 1-d)
 
 
 def _cumprod_vjp(ns, g, out, x, axis=0):
     # d/dx_j of sum_i g_i y_i (y = cumprod x) = sum over i >= j of g_i prod_{k <= i, k != j}.
     # Without zeros: a reversed cumsum of g*y, over x_j. With zeros (PyTorch's rule): that
     # before a slice's first zero; at it, the same with the zero replaced by 1; after, 0.
+    if x.ndim == 0:  # the cumprod of one value is that value
+        return (g,)
     ax = normalize_axis(axis, x.ndim, "cumprod") - x.ndim
     zero = raw(x) == 0
     if not zero.any():
@@ -375,7 +388,7 @@ register(
                "d cumprod(a)_i/da_j = product of the a_k for k ≤ i, k ≠ j (when i ≥ j)",
                saves=INPUTS_AND_OUTPUT, doc="cumulative product along axis",
                cases=(Case(((2, 3),), {"axis": 0}), Case(((2, 3),), {"axis": -1}),
-                      Case(((4,),), {"axis": 0})),
+                      Case(((4,),), {"axis": 0}), Case(((),), {"axis": 0})),
                special=(special([2.0, 0.0, 3.0, 0.0, 4.0], axis=0),
                         special([[1.0, 0.0, 2.0], [0.0, 3.0, 0.0]], axis=1),
                         special([[0.0, 2.0], [3.0, 0.0]], axis=0))),

@@ -36,13 +36,15 @@ def _reshape_shape(shape, shape_to):
         if known == 0 or size % known:
             raise AgradShapeError(
                 f"reshape: cannot reshape a tensor of shape {tuple(shape)} ({size} elements) "
-                f"into {tuple(shape_to)}"
+                f"into {tuple(shape_to)}",
+                torch=f"shape '{list(shape_to)}' is invalid for input of size {size}",
             )
         target[target.index(-1)] = size // known
     elif known != size:
         raise AgradShapeError(
             f"reshape: cannot reshape a tensor of shape {tuple(shape)} ({size} elements) into "
-            f"{tuple(shape_to)} ({known} elements); the sizes must match"
+            f"{tuple(shape_to)} ({known} elements); the sizes must match",
+            torch=f"shape '{list(shape_to)}' is invalid for input of size {size}",
         )
     return tuple(target)
 
@@ -62,7 +64,15 @@ def _permute_vjp(ns, g, out, x, axes):
 
 
 def _permute_shape(shape, axes):
-    if sorted(a % max(len(shape), 1) for a in axes) != list(range(len(shape))):
+    n = len(shape)
+    if len(axes) == n:
+        normalized = [normalize_axis(a, n, "permute") for a in axes]
+        if len(set(normalized)) != n:
+            raise AgradShapeError(
+                f"permute: axes {tuple(axes)} repeat a dimension",
+                torch="permute(): duplicate dims are not allowed.",
+            )
+    if sorted(a % max(n, 1) for a in axes) != list(range(n)):
         raise AgradShapeError(
             f"permute: axes {tuple(axes)} are not a permutation of the {len(shape)} "
             f"dimensions of a tensor of shape {tuple(shape)}"
@@ -94,6 +104,20 @@ def _expand_vjp(ns, g, out, x, shape):
     return (g,)  # the backward loop sums it back to x's shape
 
 
+def _torch_expand_text(have: tuple, target: tuple) -> str | None:
+    if len(target) < len(have):
+        return None  # (PyTorch's text names its tensor type: torch.FloatTensor{...})
+    lead = len(target) - len(have)
+    for i in range(len(have) - 1, -1, -1):
+        if have[i] != 1 and have[i] != target[lead + i] and target[lead + i] != -1:
+            return (
+                f"The expanded size of the tensor ({target[lead + i]}) must match the existing "
+                f"size ({have[i]}) at non-singleton dimension {lead + i}.  Target sizes: "
+                f"{list(target)}.  Tensor sizes: {list(have)}"
+            )
+    return None
+
+
 def _expand_shape(in_shape, shape):
     target = tuple(shape)
     try:
@@ -102,7 +126,8 @@ def _expand_shape(in_shape, shape):
         result = None
     if result != target:
         raise AgradShapeError(
-            f"expand: a tensor of shape {tuple(in_shape)} cannot be broadcast to {target}"
+            f"expand: a tensor of shape {tuple(in_shape)} cannot be broadcast to {target}",
+            torch=_torch_expand_text(tuple(in_shape), target),
         )
     return target
 
