@@ -9,7 +9,7 @@
 
 from __future__ import annotations
 
-from . import autograd, linalg, nn, optim
+from . import autograd, func, linalg, nn, optim
 from .autograd import inference_mode, is_anomaly_enabled, is_inference_mode_enabled
 from .autograd import set_detect_anomaly as _set_detect_anomaly
 from .engine import compat as _compat

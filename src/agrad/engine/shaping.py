@@ -55,6 +55,14 @@ def flatten(x: Any, start_dim: int = 0, end_dim: int = -1) -> Tensor:
     return reshape(x, (*x.shape[:start], merged, *x.shape[end + 1 :]))
 
 
+@public(method=True)
+def select(x: Any, dim: int, index: int) -> Tensor:
+    """The slice at ``index`` along ``dim`` (one dimension fewer): a view, as ``x[:, i]``."""
+    x = first(x)
+    d = normalize_axis(dim, x.ndim, "select")
+    return x[(slice(None),) * d + (int(index),)]
+
+
 @public()
 def permute(x: Any, axes: Any, *more: Any) -> Tensor:
     axes = shape_of((axes, *more)) if more else shape_of((axes,))
