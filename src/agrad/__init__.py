@@ -74,7 +74,7 @@ __all__ = [
     "arange", "as_tensor", "autograd", "empty", "empty_like",
     "enable_grad", "eye", "from_numpy", "full", "full_like", "get_default_dtype",
     "is_grad_enabled", "linalg", "linspace", "manual_seed", "nn", "no_grad", "ones", "ones_like",
-    "optim",
+    "optim", "func",
     "rand", "rand_like", "randint", "randn", "randn_like", "seed", "set_default_dtype",
     "set_grad_enabled", "tensor", "zeros", "zeros_like", *_functions.PUBLIC, *_EXTRA,
 ]  # fmt: skip
