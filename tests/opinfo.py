@@ -504,6 +504,19 @@ NN_INFO = {
         _cli("sum(layer_norm(m, [4]) ** 3)", "m"),
         api="agrad.nn.functional.layer_norm(m, 4)",
     ),
+    "binary_cross_entropy_with_logits": Info(
+        lambda t, x, tgt, weight=None, pos_weight=None, reduction="mean": (
+            t.nn.functional.binary_cross_entropy_with_logits(
+                x,
+                tgt,
+                weight=None if weight is None else t.as_tensor(weight),
+                pos_weight=None if pos_weight is None else t.as_tensor(pos_weight),
+                reduction=reduction,
+            )
+        ),
+        not_in_language="a Python-API loss (agrad.nn.functional)",
+        api="agrad.nn.functional.binary_cross_entropy_with_logits(x, agrad.sigmoid(y))",
+    ),  # fmt: skip
     "index_add": Info(
         lambda t, x, src, dim, index, alpha=1: x.index_add(
             dim, t.as_tensor(index), src, alpha=alpha

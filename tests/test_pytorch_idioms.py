@@ -24,10 +24,8 @@ import agrad
 # an idiom may hit more further on). "torch.nn ..." reasons belong to issue 12, the rest to 11.
 FORWARD_AD = "torch.autograd.forward_ad (dual numbers) is missing"
 
-BCE = "binary_cross_entropy_with_logits is composed of other ops: grad_fn MeanBackward0"
 
 KNOWN_FAILING: dict[str, str] = {
-    "basics_bce_with_logits": BCE,
     "grads_forward_ad": FORWARD_AD,
 }
 

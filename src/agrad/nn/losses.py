@@ -10,9 +10,10 @@ from typing import Any
 import numpy as np
 
 from ..engine import functions as F
-from ..engine.args import first
+from ..engine.args import as_tensor, first
 from ..engine.creation import tensor
 from ..engine.nn_public import legacy_reduction, nll_loss
+from ..engine.ops import TABLE, apply
 from ..engine.tensor import Tensor
 from ..errors import AgradShapeError, AgradValueError
 
@@ -171,10 +172,23 @@ def binary_cross_entropy_with_logits(
         raise AgradShapeError(
             f"Target size ({list(t.shape)}) must be the same as input size ({list(x.shape)})"
         )
+    how = legacy_reduction(size_average, reduce, reduction)
+    constant = all(not (isinstance(v, Tensor) and v.requires_grad) for v in (weight, pos_weight))
+    if constant:  # the table's op: PyTorch's node (BinaryCrossEntropyWithLogitsBackward0)
+        target_as_x = F.astype(t, x.dtype) if t.dtype != x.dtype else t
+        return apply(
+            TABLE["binary_cross_entropy_with_logits"], x, target_as_x,
+            weight=_array_or_none(weight), pos_weight=_array_or_none(pos_weight), reduction=how,
+        )  # fmt: skip
+    # A weight that requires grad: composed of ops, so it gets its gradient too.
     tail = F.softplus(F.neg(x), 1.0, math.inf)  # log(1 + exp(-x)) with no linear cut-off
     if pos_weight is not None:
         tail = F.mul(tail, F.add(F.mul(F.sub(pos_weight, 1.0), t), 1.0))
     losses = F.add(F.mul(F.rsub(t, 1.0), x), tail)
     if weight is not None:
         losses = F.mul(losses, weight)
-    return reduced(losses, legacy_reduction(size_average, reduce, reduction))
+    return reduced(losses, how)
+
+
+def _array_or_none(value: Any) -> Any:
+    return None if value is None else np.asarray(as_tensor(value).detach())

@@ -9,10 +9,14 @@ cotangent times a constant one-hot array, so it is batch-aware and linear.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ...errors import AgradShapeError, AgradValueError
-from .core import Case, Op, Saves, batch_of, register
+from .. import kernels
+from ..tensor import Tensor
+from .core import INPUTS, TABLE, Case, Op, Saves, apply, batch_of, register, special
 from .windows import checked, each_point
 
 REDUCTIONS = ("none", "mean", "sum")
@@ -120,4 +124,94 @@ register(
        explain="d nll(x)/dx = -weight[t]/Σweight at each sample's target class (mean), 0 "
                "elsewhere", batch=each_point, method=False, cases=LOSS_CASES,
        doc="negative log-likelihood of class indices (mean, sum or none)"),
+)  # fmt: skip
+
+
+# ---- binary cross-entropy with logits -----------------------------------------------------
+# loss = w·[(1 - t)·x + l·softplus(-x)] with l = 1 + (pos_weight - 1)·t, softplus computed
+# without overflow (logaddexp). Both x and the target t get gradients (PyTorch's rule for
+# the target too); weight and pos_weight are constants (parameters).
+
+
+def _softplus_neg(ns, x):
+    """softplus(-x) without overflow; under create_graph the table's softplus op, so its
+    derivatives are smooth at 0 too."""
+    if isinstance(x, Tensor):
+        return apply(TABLE["softplus"], -x, beta=1.0, threshold=math.inf)
+    return kernels.softplus(-x, 1.0, math.inf)
+
+
+def _bce_terms(ns, x, t, weight, pos_weight):
+    lw = 1.0 if pos_weight is None else 1.0 + (np.asarray(pos_weight) - 1.0) * t
+    w = 1.0 if weight is None else np.asarray(weight)
+    return lw, w
+
+
+def _bce_forward(x, t, weight=None, pos_weight=None, reduction="mean"):
+    lw, w = _bce_terms(np, x, t, weight, pos_weight)
+    losses = w * ((1.0 - t) * x + lw * _softplus_neg(np, x))
+    return _reduce(losses, reduction)
+
+
+def _bce_complex(x, t, weight=None, pos_weight=None, reduction="mean"):
+    # softplus(-z) by the branch that does not overflow for the real part: both analytic.
+    lw, w = _bce_terms(np, x, t, weight, pos_weight)
+    big = np.real(x) >= 0
+    low = -x + np.log1p(np.exp(np.where(big, 0, x)))
+    tail = np.where(big, np.log1p(np.exp(-np.where(big, x, 0))), low)
+    return _reduce(w * ((1.0 - t) * x + lw * tail), reduction)
+
+
+def _reduce(losses, reduction):
+    if reduction == "none":
+        return losses
+    return np.sum(losses) if reduction == "sum" else np.mean(losses)
+
+
+def _bce_vjp(ns, g, out, x, t, weight=None, pos_weight=None, reduction="mean"):
+    lw, w = _bce_terms(ns, x, t, weight, pos_weight)
+    lead = batch_of(g, out.ndim)
+    if reduction != "none":
+        g = g.reshape(lead + (1,) * x.ndim)
+        if reduction == "mean":
+            g = g / float(max(math.prod(x.shape), 1))
+    gx = g * w * ((1.0 - t) - lw * ns.sigmoid(-x))
+    dt = -x if pos_weight is None else (np.asarray(pos_weight) - 1.0) * _softplus_neg(ns, x) - x
+    return gx, g * w * dt
+
+
+def _bce_shape(shape, target, weight=None, pos_weight=None, reduction="mean"):
+    if reduction not in REDUCTIONS:
+        raise AgradValueError(
+            f"{reduction} is not a valid value for reduction ('none', 'mean', 'sum')"
+        )
+    if tuple(target) != tuple(shape):
+        raise AgradShapeError(
+            f"Target size ({list(target)}) must be the same as input size ({list(shape)})"
+        )
+    for name, extra in (("weight", weight), ("pos_weight", pos_weight)):
+        if extra is not None:
+            try:
+                np.broadcast_shapes(np.shape(extra), tuple(shape))
+            except ValueError:
+                raise AgradShapeError(
+                    f"binary_cross_entropy_with_logits: {name} of shape {np.shape(extra)} "
+                    f"cannot be broadcast to the input's shape {tuple(shape)}"
+                ) from None
+    return tuple(shape) if reduction == "none" else ()
+
+
+register(
+    Op("binary_cross_entropy_with_logits", "BinaryCrossEntropyWithLogitsBackward0",
+       _bce_forward, _bce_vjp, _bce_shape, arity=2, saves=INPUTS,
+       prepare=checked(_bce_shape), batch=each_point, public=False, method=False,
+       explain="d/dx = w·((1 - t) - l·sigmoid(-x)), d/dt = w·((pos_weight - 1)·softplus(-x) "
+               "- x), l = 1 + (pos_weight - 1)·t",
+       domain=((-3.0, 3.0), (0.0, 1.0)), complex_forward=_bce_complex,
+       cases=(Case(((4,), (4,))), Case(((2, 3), (2, 3)), {"reduction": "sum"}),
+              Case(((2, 3), (2, 3)), {"reduction": "none", "weight": np.array([0.5, 2.0, 1.0])}),
+              Case(((3,), (3,)), {"pos_weight": np.array([3.0, 0.5, 1.0])}),
+              Case(((), ()))),
+       special=(special([0.0, 30.0, -30.0, 800.0, -800.0], [0.0, 1.0, 0.0, 1.0, 0.5]),),
+       doc="binary cross-entropy of logits, computed stably"),
 )  # fmt: skip
