@@ -179,3 +179,14 @@ def test_named_results_print_as_pytorch(torch64):
         assert repr(fn(agrad, a)) == repr(fn(torch64, t))
     values, indices = agrad.max(a, 1)  # still a tuple
     assert agrad.max(a, 1).values.tolist() == values.tolist()
+
+
+@pytest.mark.parametrize("requires_grad", [True, False])
+@pytest.mark.parametrize("name", ["scalar", "matrix", "wide_row"])
+def test_parameters_print_as_pytorch(torch64, name, requires_grad):
+    # print(model.weight) and print(list(model.parameters())), as tutorials do
+    t, a = _pair(torch64, VALUES[name])
+    theirs = torch64.nn.Parameter(t, requires_grad=requires_grad)
+    ours = agrad.nn.Parameter(a, requires_grad=requires_grad)
+    assert repr(ours) == repr(theirs) and str([ours, ours]) == str([theirs, theirs])
+    assert repr(ours * 2) == repr(theirs * 2) and repr(ours.data) == repr(theirs.data)

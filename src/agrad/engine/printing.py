@@ -174,6 +174,12 @@ def _with_suffixes(text: str, suffixes: list[str], indent: int) -> str:
 
 
 def tensor_repr(t: Any) -> str:
+    if t.__dict__.get("_is_parameter"):  # agrad.nn.Parameter, printed as PyTorch prints one
+        return "Parameter containing:\n" + _tensor_repr(t)
+    return _tensor_repr(t)
+
+
+def _tensor_repr(t: Any) -> str:
     data = np.asarray(t._array)
     prefix = "tensor("
     suffixes = []
