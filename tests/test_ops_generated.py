@@ -163,6 +163,31 @@ def test_create_graph_vjp_and_its_derivative(op, case, stand_ins):
         np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("op,case", all_cases(differentiable_only=True, smooth=True))
+def test_jvp_by_double_backward_matches_finite_differences(op, case):
+    # autograd.functional.jvp and agrad.func.jvp differentiate each VJP in its cotangent:
+    # that holds only if every rule is linear in g and records it under create_graph.
+    arrays = make_inputs(op, case)
+    idx = differentiable_inputs(op, arrays)
+    rng = np.random.default_rng(5)
+    tangents = [rng.standard_normal(arrays[i].shape) for i in idx]
+
+    def f(*xs):
+        full = [agrad.tensor(a) for a in arrays]
+        for i, x in zip(idx, xs, strict=True):
+            full[i] = x
+        return apply(op, *full, **case.params)
+
+    primals = tuple(agrad.tensor(arrays[i]) for i in idx)
+    _, jv = agrad.autograd.functional.jvp(f, primals, tuple(agrad.tensor(t) for t in tangents))
+    up, down = [a.copy() for a in arrays], [a.copy() for a in arrays]
+    for i, t in zip(idx, tangents, strict=True):
+        up[i] += EPS * t
+        down[i] -= EPS * t
+    expected = (forward(op, up, case.params) - forward(op, down, case.params)) / (2 * EPS)
+    np.testing.assert_allclose(np.asarray(jv), expected, rtol=1e-5, atol=1e-6)
+
+
 # ---- PyTorch as the oracle --------------------------------------------------------------
 
 
