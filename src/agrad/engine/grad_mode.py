@@ -21,6 +21,15 @@ class _GradState(threading.local):
 
 STATE = _GradState()
 
+# Called before grad mode is switched off (empty unless a forward-AD dual level is open,
+# which refuses it: agrad's forward AD runs on the recorded graph).
+OFF_GUARDS: list[Callable[[], None]] = []
+
+
+def _switching_off() -> None:
+    for guard in OFF_GUARDS:
+        guard()
+
 
 def is_grad_enabled() -> bool:
     """True when operations on tensors that require grad record a graph."""
@@ -38,6 +47,8 @@ class set_grad_enabled:  # noqa: N801 - PyTorch's name
     def __init__(self, mode: bool) -> None:
         self.prev = STATE.enabled
         self.mode = bool(mode)
+        if not self.mode and OFF_GUARDS:
+            _switching_off()
         STATE.enabled = self.mode
 
     def __enter__(self) -> set_grad_enabled:
@@ -75,6 +86,8 @@ class _GradModeContext:
 
     def __enter__(self) -> None:
         self.prev = STATE.enabled
+        if not self.mode and OFF_GUARDS:
+            _switching_off()
         STATE.enabled = self.mode
 
     def __exit__(self, *exc: object) -> None:
