@@ -59,6 +59,8 @@ def amin(x: Array, axis: Axis = None, keepdims: bool = False) -> Array:
 
 
 def cumsum(x: Array, axis: int = 0) -> Array:
+    if np.ndim(x) == 0:  # NumPy's is 1-d; PyTorch's cumsum of a scalar is itself
+        return np.array(x, copy=True)
     return np.cumsum(x, axis=axis)
 
 
@@ -107,7 +109,8 @@ def sum_to(x: Any, shape: tuple) -> Any:
 
 
 def logsumexp(x: Array, axis: Axis = None, keepdims: bool = False) -> Array:
-    m = np.amax(x, axis=axis, keepdims=True)
+    # (initial: an empty group's logsumexp is log 0 = -inf, as PyTorch's)
+    m = np.amax(x, axis=axis, keepdims=True, initial=-np.inf)
     m = np.where(np.isfinite(m), m, 0.0)
     with np.errstate(divide="ignore"):
         out = np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True)) + m
@@ -115,12 +118,14 @@ def logsumexp(x: Array, axis: Axis = None, keepdims: bool = False) -> Array:
 
 
 def softmax(x: Array, axis: int = -1) -> Array:
-    e = np.exp(x - np.amax(x, axis=axis, keepdims=True))
+    e = np.exp(x - np.amax(x, axis=axis, keepdims=True, initial=-np.inf))
     return e / np.sum(e, axis=axis, keepdims=True)
 
 
 def log_softmax(x: Array, axis: int = -1) -> Array:
-    return x - logsumexp(x, axis=axis, keepdims=True)
+    lse = logsumexp(x, axis=axis, keepdims=True)
+    # A slice holding +inf is nan throughout, as its softmax is (and PyTorch's log_softmax).
+    return np.where(lse == np.inf, np.nan, x - lse)
 
 
 def _squeeze(out, axis, ndim):

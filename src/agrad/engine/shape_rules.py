@@ -35,11 +35,12 @@ def broadcast_shape(*shapes: Shape, **_: Any) -> Shape:
 
 
 def normalize_axis(axis: int, ndim: int, op: str = "") -> int:
-    """A non-negative axis, or an error naming the op and the valid range."""
-    if not -ndim <= axis < max(ndim, 1):
+    """A non-negative axis, or an error naming the op and the valid range. A 0-d tensor
+    takes 0 and -1, as in PyTorch (``torch.softmax(torch.tensor(2.), -1)`` is 1)."""
+    if not -max(ndim, 1) <= axis < max(ndim, 1):
         raise AgradShapeError(
             f"{op + ': ' if op else ''}axis {axis} is out of range for a tensor with {ndim} "
-            f"dimension(s) (valid: {-ndim}..{ndim - 1})"
+            f"dimension(s) (valid: {-max(ndim, 1)}..{max(ndim, 1) - 1})"
         )
     return axis % ndim if ndim else 0
 

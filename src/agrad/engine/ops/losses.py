@@ -36,7 +36,11 @@ def _picked(x, target, weight, ignore_index):
 
 def _nll_forward(x, target, weight=None, ignore_index=-100, reduction="mean"):
     w, hot = _picked(x, target, weight, ignore_index)
-    losses = -np.sum(np.where(hot, x, 0.0) * w, axis=1 if x.ndim > 1 else 0)
+    axis = 1 if x.ndim > 1 else 0
+    picked = np.sum(np.where(hot, x, 0.0), axis=axis)
+    # An ignored sample counts for nothing, even at an inf (0·inf would be nan there).
+    valid = np.asarray(target) != ignore_index
+    losses = np.where(valid, -picked * np.squeeze(w, axis), 0.0)
     if reduction == "none":
         return losses
     total = np.sum(losses)
