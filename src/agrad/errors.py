@@ -57,6 +57,10 @@ class AgradShapeError(AgradError, RuntimeError):
     """Operand shapes do not fit an operation (broadcasting, matmul, reshape...)."""
 
 
+class AgradIndexError(AgradShapeError, IndexError):
+    """A dimension or an index out of range (PyTorch raises IndexError for those)."""
+
+
 class AgradValueError(AgradError, ValueError):
     """A bad value: wrong type or arity, unreadable file, bad option value."""
 

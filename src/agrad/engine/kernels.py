@@ -16,6 +16,8 @@ from typing import Any, TypeAlias
 
 import numpy as np
 
+from ..errors import AgradIndexError
+
 Array: TypeAlias = np.ndarray  # a tensor operand
 Axis: TypeAlias = int | tuple[int, ...] | None  # one axis, several, or all of them (None)
 Sizes: TypeAlias = tuple[int, ...]  # a shape given as a parameter (reshape's target)
@@ -51,11 +53,37 @@ def prod(x: Array, axis: Axis = None, keepdims: bool = False) -> Array:
 
 
 def amax(x: Array, axis: Axis = None, keepdims: bool = False) -> Array:
+    nonempty(x, axis, "amax")
     return np.amax(x, axis=axis, keepdims=keepdims)
 
 
 def amin(x: Array, axis: Axis = None, keepdims: bool = False) -> Array:
+    nonempty(x, axis, "amin")
     return np.amin(x, axis=axis, keepdims=keepdims)
+
+
+def nonempty(x: Any, axis: Any, op: str) -> None:
+    """A reduction without an identity (max, min, argmax) over no elements is PyTorch's
+    IndexError, not NumPy's ValueError."""
+    if np.size(x):
+        return
+    shape = np.shape(x)
+    axes = range(len(shape)) if axis is None else (axis if isinstance(axis, tuple) else (axis,))
+    if axis is None or any(shape[a] == 0 for a in axes):
+        raise AgradIndexError(
+            f"{op}(): expected a reduction over a non-zero number of elements, got shape "
+            f"{tuple(shape)}"
+        )
+
+
+def argmax(x: Array, axis: Axis = None, keepdims: bool = False) -> Array:
+    nonempty(x, axis, "argmax")
+    return np.argmax(x, axis=axis, keepdims=keepdims)
+
+
+def argmin(x: Array, axis: Axis = None, keepdims: bool = False) -> Array:
+    nonempty(x, axis, "argmin")
+    return np.argmin(x, axis=axis, keepdims=keepdims)
 
 
 def cumsum(x: Array, axis: int = 0) -> Array:

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import AgradShapeError
+from ..errors import AgradIndexError, AgradShapeError, AgradValueError
 
 Shape = tuple[int, ...]
 
@@ -37,8 +37,12 @@ def broadcast_shape(*shapes: Shape, **_: Any) -> Shape:
 def normalize_axis(axis: int, ndim: int, op: str = "") -> int:
     """A non-negative axis, or an error naming the op and the valid range. A 0-d tensor
     takes 0 and -1, as in PyTorch (``torch.softmax(torch.tensor(2.), -1)`` is 1)."""
+    if not isinstance(axis, (int, np.integer)) or isinstance(axis, bool):
+        raise AgradValueError(
+            f"{op + ': ' if op else ''}axis must be one integer here, got {axis!r}"
+        )
     if not -max(ndim, 1) <= axis < max(ndim, 1):
-        raise AgradShapeError(
+        raise AgradIndexError(
             f"{op + ': ' if op else ''}axis {axis} is out of range for a tensor with {ndim} "
             f"dimension(s) (valid: {-max(ndim, 1)}..{max(ndim, 1) - 1})"
         )

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import AgradLimitError, AgradShapeError, AgradValueError
+from ...errors import AgradError, AgradLimitError, AgradShapeError, AgradValueError
 from .. import batching, limits, views
 from ..grad_mode import STATE
 from ..limits import LIMIT
@@ -335,6 +335,8 @@ def _check_limit(op: Op, datas: list, params: dict) -> None:
 
 
 def _explain_failure(op: Op, datas: list, params: dict, exc: Exception) -> Exception:
+    if isinstance(exc, AgradError):  # the forward's own clean error keeps its class
+        return _named(op, exc)
     shapes = [np.shape(d) for d in datas]
     try:
         op.shape_rule(*shapes, **params)

@@ -259,12 +259,12 @@ def _stack_vjp(ns, g, out, *xs, axis=0):
 
 def _stack_shape(*shapes, axis=0):
     first = shapes[0]
+    ax = normalize_axis(axis, len(first) + 1, "stack")  # (the dim first, as PyTorch)
     for s in shapes[1:]:
         if tuple(s) != tuple(first):
             raise AgradShapeError(
                 f"stack: all inputs must have the same shape, got {tuple(first)} and {tuple(s)}"
             )
-    ax = normalize_axis(axis, len(first) + 1, "stack")
     return first[:ax] + (len(shapes),) + first[ax:]
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...errors import AgradShapeError, AgradValueError
+from ...errors import AgradIndexError, AgradShapeError, AgradValueError
 from .core import Case, Op, Saves, batch_of, register
 from .windows import checked, each_point
 
@@ -84,7 +84,9 @@ def _nll_shape(shape, target, weight=None, ignore_index=-100, reduction="mean"):
     classes = shape[1] if len(shape) > 1 else shape[0]
     bad = t[(t != ignore_index) & ((t < 0) | (t >= classes))]
     if bad.size:
-        raise AgradValueError(f"nll_loss: Target {int(bad.flat[0])} is out of bounds.")
+        raise AgradIndexError(
+            f"nll_loss: Target {int(bad.flat[0])} is out of bounds (classes 0..{classes - 1})."
+        )
     if weight is not None and np.shape(weight) != (classes,):
         raise AgradShapeError(
             f"nll_loss: weight must have one entry per class ({classes}), got {np.shape(weight)}"

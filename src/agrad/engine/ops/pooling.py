@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from ...errors import AgradShapeError, AgradValueError
+from ...errors import AgradIndexError, AgradShapeError, AgradValueError
 from ..tensor import Tensor
 from .core import INPUTS, Case, Op, raw, register
 from .windows import checked, crop, offsets, out_sizes, pad_trailing, trailing
@@ -42,10 +42,11 @@ def pool_sizes(spatial, kernel, stride, padding, dilation, ceil_mode, op):
     return tuple(sizes), tuple((p, p + e) for p, e in zip(padding, extra, strict=True))
 
 
-def _check_dims(shape, op):
-    if len(shape) not in (3, 4):
-        raise AgradShapeError(
-            f"{op}: expects a 3-D (C, H, W) or 4-D (N, C, H, W) input, got shape {tuple(shape)}"
+def _check_dims(shape, op, empty_channels=False):
+    if len(shape) not in (3, 4) or (0 in shape[-3:] and not empty_channels):
+        raise (AgradIndexError if len(shape) < 3 else AgradShapeError)(
+            f"{op}: expects a 3-D (C, H, W) or 4-D (N, C, H, W) input, only N may be 0; got "
+            f"shape {tuple(shape)}"
         )
 
 
@@ -205,7 +206,7 @@ def _adaptive_vjp(ns, g, out, x, output_size):
 
 
 def _adaptive_shape(shape, output_size):
-    _check_dims(shape, "adaptive_avg_pool2d")
+    _check_dims(shape, "adaptive_avg_pool2d", empty_channels=True)
     if len(output_size) != 2 or any(n < 1 for n in output_size):
         raise AgradValueError(
             f"adaptive_avg_pool2d: output_size must be two positive sizes, got {output_size}"

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import AgradValueError
+from ...errors import AgradIndexError, AgradValueError
 from .. import batching, kernels
 from ..kernels import Array, Axis
 from ..tensor import Tensor
@@ -176,6 +176,13 @@ def _indices_of(pick):
     kept for the VJP (as PyTorch saves them), so the VJP never reads x's values."""
 
     def prepare(x, axis, keepdims=False, indices=None):
+        name = "max" if pick is np.argmax else "min"
+        ax = normalize_axis(axis, np.ndim(x), name)  # one integer dim, in range, as PyTorch
+        if np.ndim(x) and np.shape(x)[ax] == 0:
+            raise AgradIndexError(
+                f"{name}(): expected reduction dim {axis} to have non-zero size "
+                f"(input of shape {np.shape(x)})"
+            )
         if indices is None:  # (NumPy's argmax of a 0-d array along 0 or -1 is 0)
             indices = pick(x, axis=axis, keepdims=keepdims and np.ndim(x) > 0)
         return {"axis": axis, "keepdims": keepdims, "indices": indices}
@@ -326,6 +333,6 @@ register(
 
 register(
     *(reduction(name, "", fn, None, "", saves=NOTHING, language=False, cases=AXIS_CASES)
-      for name, fn in (("any", np.any), ("all", np.all), ("argmax", np.argmax),
-                       ("argmin", np.argmin))),
+      for name, fn in (("any", np.any), ("all", np.all), ("argmax", kernels.argmax),
+                       ("argmin", kernels.argmin))),
 )  # fmt: skip
