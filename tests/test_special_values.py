@@ -1,5 +1,5 @@
 """Every elementwise op of the table at special values, against PyTorch: zeros of both
-signs, ±1, a tiny and a huge magnitude, and for binary ops every pair of them (0**0,
+signs, ±1, a tiny and a huge magnitude, nan and ±inf, and for binary ops every pair of them (0**0,
 0/0, x**0 at 0, ties of maximum/minimum, ...). Values and both gradients must agree,
 nan with nan and inf with inf: a 0·inf in a rule shows here as nan where PyTorch has a
 number."""
@@ -18,8 +18,12 @@ import agrad
 from agrad.engine.ops import TABLE
 from agrad.engine.ops.core import apply, broadcast_shape, same_shape
 
+NONFINITE = (np.nan, np.inf, -np.inf)
 POINTS = (0.0, -0.0, 1.0, -1.0, 0.5, -0.5, 2.0, -2.0, 1e-300, 30.0, -30.0, 800.0, -800.0)
-PAIRS = tuple(itertools.product((0.0, -0.0, 1.0, -1.0, 0.5, -2.0, 3.0, 1e-300, 800.0), repeat=2))
+POINTS += NONFINITE
+PAIRS = tuple(
+    itertools.product((0.0, -0.0, 1.0, -1.0, 0.5, -2.0, 3.0, 1e-300, 800.0, *NONFINITE), repeat=2)
+)
 # Elementwise entries, by their shape rule (whatever family made their public face);
 # those that need a parameter (pow_scalar's exponent, clip's bounds) are covered by their
 # generated tests.
