@@ -76,12 +76,12 @@ def nonempty(x: Any, axis: Any, op: str) -> None:
         )
 
 
-def argmax(x: Array, axis: Axis = None, keepdims: bool = False) -> Array:
+def argmax(x: Array, axis: int | None = None, keepdims: bool = False) -> Array:
     nonempty(x, axis, "argmax")
     return np.argmax(x, axis=axis, keepdims=keepdims)
 
 
-def argmin(x: Array, axis: Axis = None, keepdims: bool = False) -> Array:
+def argmin(x: Array, axis: int | None = None, keepdims: bool = False) -> Array:
     nonempty(x, axis, "argmin")
     return np.argmin(x, axis=axis, keepdims=keepdims)
 
