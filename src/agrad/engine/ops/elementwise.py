@@ -148,16 +148,21 @@ def _clip_forward(x: Array, min: float | None = None, max: float | None = None) 
 def _pow_scalar_vjp(ns, g, out, x, exponent):
     if exponent == 0:
         return (g * 0.0,)
-    return (g * (exponent * x ** (exponent - 1)),)
+    p = exponent - 1
+    lower = _pow_scalar_forward(x, p) if isinstance(x, np.ndarray) else x**p  # (as the forward)
+    return (g * (exponent * lower),)
 
 
 def _pow_scalar_forward(x, exponent):
+    if exponent == -0.5:  # PyTorch's rsqrt: nan at -inf, where NumPy's power gives 0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return 1.0 / np.sqrt(x)
     return x**exponent  # the operator takes NumPy's fast paths for 2, 0.5, -1
 
 
 def _rpow_vjp(ns, g, out, x, base):
     if base == 0:  # PyTorch: zero where the exponent is >= 0 (0**x is flat there)
-        return (g * np.where(raw(x) >= 0, 0.0, -np.inf),)
+        return (g * np.where(raw(x) >= 0, 0.0, np.where(np.isnan(raw(x)), np.nan, -np.inf)),)
     return (g * out * np.log(base),)
 
 
