@@ -21,6 +21,12 @@ def exit_interrupted(signum: int, frame: object) -> None:
         os._exit(130)
 
 
+# Installed as this module is imported (only the console script imports it), not in main():
+# the interval in which Ctrl-C still surfaces as a traceback is then the interpreter's own
+# start-up and the generated script's ``import re``, before any of agrad's code runs.
+signal.signal(signal.SIGINT, exit_interrupted)
+
+
 def main() -> None:
     signal.signal(signal.SIGINT, exit_interrupted)
     from agrad.cli import main as agrad_main

@@ -27,8 +27,9 @@ KNOWN_CASES: list[tuple[str, list[str]]] = [
 ]
 
 # Fixed classes, kept as regression tests: an op along an axis of a 0-d value, or a
-# reduction over one, in the batched replay of check: it runs where eval runs, and both run
-# as PyTorch does (a 0-d tensor takes dim 0 and -1: softmax of it is 1, its log_softmax 0).
+# reduction over one, in the batched replay of check: it runs where eval runs. Axis 0 and
+# -1 of a 0-d value are PyTorch's (softmax of a number is 1, log_softmax 0, norm |x|,
+# logsumexp x), so the softmax/norm/logsumexp cases run too (they were refused before).
 FIXED_CASES = [
     (["check", "sum(cumsum(x))", "--set", "x=2", "--wrt", "x"], 0),
     (["check", "sum(cumprod(x))", "--set", "x=2", "--wrt", "x", "--fast"], 0),

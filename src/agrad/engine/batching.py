@@ -96,6 +96,8 @@ def permute(op, values, params, size):
 
 def transpose(op, values, params, size):
     nd = _nd(values[0])
+    if nd == 0:
+        return values[0][0]
     return op.forward(values[0][0], dim0=params["dim0"] % nd + 1, dim1=params["dim1"] % nd + 1)
 
 

@@ -8,6 +8,9 @@ and stands for its NumPy dtype everywhere NumPy takes one (``np.zeros(2, dtype=a
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -81,20 +84,59 @@ DTYPES: dict[str, DType] = {
     }.items()
 }  # fmt: skip
 
-_DEFAULT = [DTYPES["float64"]]
+
+class _Session(threading.local):
+    """A dtype that agrad's own runs (a program's ``--dtype``, check's float64 replays) set
+    for the calling thread only. PyTorch's default dtype is process-global, and so is the
+    public `set_default_dtype`; a session must neither change another thread's dtype nor
+    read the one another thread's session chose."""
+
+    dtype: DType | None = None  # (a class default: no per-thread setup on the first read)
+
+
+_DEFAULT = [DTYPES["float64"]]  # process-global, as PyTorch's
+_SESSION = _Session()
+_LOCK = threading.Lock()
+_ACTIVE = [0]  # sessions under way in any thread: while none is, skip the per-thread read
 
 
 def get_default_dtype() -> DType:
     """The dtype of floating tensors created from Python numbers (float64 unless changed)."""
+    if _ACTIVE[0]:
+        return _SESSION.dtype or _DEFAULT[0]
     return _DEFAULT[0]
 
 
-def set_default_dtype(dtype: Any) -> None:
-    """Change the default floating dtype (float32 or float64), as torch.set_default_dtype."""
+def _floating(dtype: Any) -> DType:
     d = np.dtype(dtype)
     if d.kind != "f":
         raise TypeError(f"only floating-point types are supported as the default type, got {d}")
-    _DEFAULT[0] = as_dtype(d)
+    return as_dtype(d)
+
+
+def set_default_dtype(dtype: Any) -> None:
+    """Change the default floating dtype (float32 or float64), as torch.set_default_dtype:
+    for the whole process, every thread (inside a `session_dtype` block of this thread,
+    the block's dtype still wins until it ends)."""
+    _DEFAULT[0] = _floating(dtype)
+
+
+@contextmanager
+def session_dtype(dtype: Any) -> Iterator[None]:
+    """Within the block, this thread's default dtype is ``dtype`` (None: unchanged); other
+    threads and the process-global default are untouched."""
+    if dtype is None:
+        yield
+        return
+    previous, _SESSION.dtype = _SESSION.dtype, _floating(dtype)
+    with _LOCK:  # (+= is a read and a write: two threads' could interleave)
+        _ACTIVE[0] += 1
+    try:
+        yield
+    finally:
+        _SESSION.dtype = previous
+        with _LOCK:
+            _ACTIVE[0] -= 1
 
 
 def to_dtype(dtype: Any) -> np.dtype | None:

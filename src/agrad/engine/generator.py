@@ -8,6 +8,9 @@ the default generator and returns it, as PyTorch's does.
 from __future__ import annotations
 
 import secrets
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -50,10 +53,36 @@ class Generator:
 default_generator = Generator()
 
 
+class _Session(threading.local):
+    """The generator a seeded program run draws from, in its own thread only: two threads
+    running seeded programs must each get their seed's numbers, and neither may reseed the
+    process's `default_generator` under the Python API's feet."""
+
+    generator: Generator | None = None
+
+
+_SESSION = _Session()
+
+
+@contextmanager
+def session_seed(seed: int | None) -> Iterator[None]:
+    """Within the block, this thread draws from a generator seeded with ``seed`` (None:
+    from the default generator, as outside)."""
+    if seed is None:
+        yield
+        return
+    previous, _SESSION.generator = _SESSION.generator, Generator().manual_seed(seed)
+    try:
+        yield
+    finally:
+        _SESSION.generator = previous
+
+
 def numpy_rng(generator: Generator | None = None) -> np.random.Generator:
-    """The NumPy generator to draw from: ``generator``'s, else the default one."""
+    """The NumPy generator to draw from: ``generator``'s, else the session's or the default
+    one."""
     if generator is None:
-        return default_generator.numpy
+        return (_SESSION.generator or default_generator).numpy
     if not isinstance(generator, Generator):
         raise TypeError(f"generator must be an agrad.Generator, got {type(generator).__name__}")
     return generator.numpy

@@ -16,6 +16,9 @@ from typing import Any, TypeAlias
 
 import numpy as np
 
+from ..errors import AgradIndexError
+from .shape_rules import normalize_axis
+
 Array: TypeAlias = np.ndarray  # a tensor operand
 Axis: TypeAlias = int | tuple[int, ...] | None  # one axis, several, or all of them (None)
 Sizes: TypeAlias = tuple[int, ...]  # a shape given as a parameter (reshape's target)
@@ -51,16 +54,44 @@ def prod(x: Array, axis: Axis = None, keepdims: bool = False) -> Array:
 
 
 def amax(x: Array, axis: Axis = None, keepdims: bool = False) -> Array:
+    nonempty(x, axis, "amax")
     return np.amax(x, axis=axis, keepdims=keepdims)
 
 
 def amin(x: Array, axis: Axis = None, keepdims: bool = False) -> Array:
+    nonempty(x, axis, "amin")
     return np.amin(x, axis=axis, keepdims=keepdims)
 
 
+def nonempty(x: Any, axis: Any, op: str) -> None:
+    """A reduction without an identity (max, min, argmax) over no elements is PyTorch's
+    IndexError, not NumPy's ValueError."""
+    if np.size(x):
+        return
+    shape = np.shape(x)
+    axes = range(len(shape)) if axis is None else (axis if isinstance(axis, tuple) else (axis,))
+    if axis is None or any(shape[a] == 0 for a in axes):
+        raise AgradIndexError(
+            f"{op}(): expected a reduction over a non-zero number of elements, got shape "
+            f"{tuple(shape)}"
+        )
+
+
+def argmax(x: Array, axis: int | None = None, keepdims: bool = False) -> Array:
+    nonempty(x, axis, "argmax")
+    return np.argmax(x, axis=axis, keepdims=keepdims)
+
+
+def argmin(x: Array, axis: int | None = None, keepdims: bool = False) -> Array:
+    nonempty(x, axis, "argmin")
+    return np.argmin(x, axis=axis, keepdims=keepdims)
+
+
 def cumsum(x: Array, axis: int = 0) -> Array:
-    out = np.cumsum(x, axis=axis)
-    return out.reshape(()) if np.ndim(x) == 0 else out  # (NumPy makes a 0-d value 1-d)
+    if np.ndim(x) == 0:  # NumPy's is 1-d; PyTorch's cumsum of a scalar is itself
+        normalize_axis(axis, 0, "cumsum")  # (it still takes only dim 0 or -1)
+        return np.array(x, copy=True)
+    return np.cumsum(x, axis=axis)
 
 
 def astype(x: Any, dtype: Any) -> np.ndarray:
@@ -108,7 +139,8 @@ def sum_to(x: Any, shape: tuple) -> Any:
 
 
 def logsumexp(x: Array, axis: Axis = None, keepdims: bool = False) -> Array:
-    m = np.amax(x, axis=axis, keepdims=True)
+    # (initial: an empty group's logsumexp is log 0 = -inf, as PyTorch's)
+    m = np.amax(x, axis=axis, keepdims=True, initial=-np.inf)
     m = np.where(np.isfinite(m), m, 0.0)
     with np.errstate(divide="ignore"):
         out = np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True)) + m
@@ -116,12 +148,14 @@ def logsumexp(x: Array, axis: Axis = None, keepdims: bool = False) -> Array:
 
 
 def softmax(x: Array, axis: int = -1) -> Array:
-    e = np.exp(x - np.amax(x, axis=axis, keepdims=True))
+    e = np.exp(x - np.amax(x, axis=axis, keepdims=True, initial=-np.inf))
     return e / np.sum(e, axis=axis, keepdims=True)
 
 
 def log_softmax(x: Array, axis: int = -1) -> Array:
-    return x - logsumexp(x, axis=axis, keepdims=True)
+    lse = logsumexp(x, axis=axis, keepdims=True)
+    # A slice holding +inf is nan throughout, as its softmax is (and PyTorch's log_softmax).
+    return np.where(lse == np.inf, np.nan, x - lse)
 
 
 def _squeeze(out, axis, ndim):

@@ -10,6 +10,7 @@ they allocate. Running out of memory anyway becomes the same error, never a cras
 from __future__ import annotations
 
 import math
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -17,43 +18,57 @@ from ..errors import AgradLimitError
 
 
 class _Limit:
-    """The current limit (None: no limit) and what the message says to do about it."""
+    """Whether any thread has a limit set: ``elements`` is None when none has (the check
+    every op makes then costs one plain attribute read), else the count of runs that
+    set one. The limit itself is per thread (`_THREAD`): one thread's program run must
+    not bound (or unbound) another thread's work."""
 
-    __slots__ = ("elements", "hint")
+    __slots__ = ("elements",)
 
     def __init__(self) -> None:
         self.elements: int | None = None
-        self.hint = "use smaller inputs"
+
+
+class _ThreadLimit(threading.local):
+    # Class defaults: a thread that never sets a limit reads them without any setup.
+    elements: int | None = None
+    hint = "use smaller inputs"
 
 
 LIMIT = _Limit()
+_THREAD = _ThreadLimit()
+_LOCK = threading.Lock()
 
 
 @contextmanager
 def max_elements(n: int | None, hint: str = "use smaller inputs") -> Iterator[None]:
-    """Refuse results of more than ``n`` elements inside the block; ``hint`` ends the
-    message (the language says how to raise its limit)."""
-    before = LIMIT.elements, LIMIT.hint
-    LIMIT.elements, LIMIT.hint = n, hint
+    """Refuse results of more than ``n`` elements inside the block, in this thread; ``hint``
+    ends the message (the language says how to raise its limit)."""
+    before = _THREAD.elements, _THREAD.hint
+    _THREAD.elements, _THREAD.hint = n, hint
+    with _LOCK:
+        LIMIT.elements = (LIMIT.elements or 0) + 1
     try:
         yield
     finally:
-        LIMIT.elements, LIMIT.hint = before
+        _THREAD.elements, _THREAD.hint = before
+        with _LOCK:
+            LIMIT.elements = (LIMIT.elements or 1) - 1 or None
 
 
 def check_shape(shape: tuple[int, ...], what: str) -> None:
     """Refuse a result of ``shape`` if it exceeds the limit (before allocating it)."""
-    if LIMIT.elements is not None:
+    if LIMIT.elements is not None and _THREAD.elements is not None:
         check_count(math.prod(shape), what)
 
 
 def check_count(n: int, what: str) -> None:
-    """Refuse a result of ``n`` elements if that exceeds the limit."""
-    limit = LIMIT.elements
+    """Refuse a result of ``n`` elements if that exceeds this thread's limit."""
+    limit = _THREAD.elements if LIMIT.elements is not None else None
     if limit is not None and n > limit:
         raise AgradLimitError(
             f"{what}: the result would have {n:,} elements, more than the limit of "
-            f"{limit:,}; {LIMIT.hint}"
+            f"{limit:,}; {_THREAD.hint}"
         )
 
 

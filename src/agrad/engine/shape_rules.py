@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import AgradIndexError, AgradShapeError
+from ..errors import AgradIndexError, AgradShapeError, AgradValueError
 
 Shape = tuple[int, ...]
 
@@ -54,12 +54,17 @@ def _torch_broadcast_text(shapes: tuple[Shape, ...]) -> str | None:
 
 
 def normalize_axis(axis: int, ndim: int, op: str = "") -> int:
-    """A non-negative axis, or an error naming the op and the valid range."""
-    low, high = -max(ndim, 1), max(ndim, 1) - 1  # (a 0-d tensor takes 0 and -1, as PyTorch)
+    """A non-negative axis, or an error naming the op and the valid range. A 0-d tensor
+    takes 0 and -1, as in PyTorch (``torch.softmax(torch.tensor(2.), -1)`` is 1)."""
+    if not isinstance(axis, (int, np.integer)) or isinstance(axis, bool):
+        raise AgradValueError(
+            f"{op + ': ' if op else ''}axis must be one integer here, got {axis!r}"
+        )
+    low, high = -max(ndim, 1), max(ndim, 1) - 1
     if not low <= axis <= high:
         raise AgradIndexError(
             f"{op + ': ' if op else ''}axis {axis} is out of range for a tensor with {ndim} "
-            f"dimension(s) (valid: {-ndim}..{ndim - 1})",
+            f"dimension(s) (valid: {low}..{high})",
             torch=f"Dimension out of range (expected to be in range of [{low}, {high}], but got "
             f"{axis})",
         )

@@ -14,9 +14,9 @@ from typing import Any
 
 import numpy as np
 
-from ..engine import creation
 from ..engine import functions as F
-from ..engine.dtypes import get_default_dtype, set_default_dtype
+from ..engine.dtypes import get_default_dtype, session_dtype
+from ..engine.generator import session_seed
 from ..engine.limits import max_elements as element_limit
 from ..engine.tensor import Tensor, wrap
 from ..errors import AgradError, AgradLimitError, AgradNameError, AgradValueError, agrad_wording
@@ -161,15 +161,11 @@ class Program:
                 column,
                 column + len(name),
             )
-        previous = get_default_dtype()
-        set_default_dtype(dtype or previous)
-        try:
-            if seed is not None:
-                creation.manual_seed(seed)
-            with paused_gc(), element_limit(max_elements, LIMIT_HINT), agrad_wording():
-                return _Executor(self, bindings, wrt).execute()
-        finally:
-            set_default_dtype(previous)
+        # The session's dtype, seed and limit are this thread's only: another thread's run
+        # (or the Python API's default generator) keeps its own.
+        limit = element_limit(max_elements, LIMIT_HINT)
+        with session_dtype(dtype), session_seed(seed), paused_gc(), limit, agrad_wording():
+            return _Executor(self, bindings, wrt).execute()
 
     def _first_read(self, name: str) -> tuple[int, int]:
         for instr in self.parsed.instrs:

@@ -3,6 +3,7 @@
 from . import (  # noqa: F401 - each module registers its entries
     activation,
     conv,
+    cumulative,
     decomp,
     einsum,
     elementwise,

@@ -17,7 +17,7 @@ import numpy as np
 
 from ...errors import AgradShapeError
 from ..tensor import Tensor
-from .core import Case, Op, Saves, batch_of, register
+from .core import Case, Op, Saves, batch_of, raw, register
 from .windows import Pads, checked, each_point, out_sizes, pad_trailing, pairs, window_view
 
 # Below this many output positions per sample, the samples share one matrix product (the
@@ -116,6 +116,9 @@ def _input_grad(ns, g, x, weight, batch, stride, padding, dilation, groups):
     spans = [dl * (k - 1) for k, dl in zip(kernel, dilation, strict=True)]
     full = tuple((s - lo, s - hi) for s, (lo, hi) in zip(spans, padding, strict=True))
     as_conv = all(s == 1 for s in stride) and all(a >= 0 and b >= 0 for a, b in full)
+    # (That pads g with zeros: an inf or nan in the weight would meet them, 0·inf = nan, at
+    # inputs it never touches; the scatter below adds only what each input receives.)
+    as_conv = as_conv and bool(np.isfinite(raw(weight)).all())
     if as_conv and math.prod(weight.shape) <= math.prod(x.shape):  # (it copies the weight)
         w = ns.swapaxes(weight.reshape((groups, o // groups, c) + kernel), 1, 2)
         w = w[(Ellipsis, *(slice(None, None, -1),) * d)].reshape((groups * c, o // groups) + kernel)

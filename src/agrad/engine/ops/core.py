@@ -335,6 +335,8 @@ def _check_limit(op: Op, datas: list, params: dict) -> None:
 
 
 def _explain_failure(op: Op, datas: list, params: dict, exc: Exception) -> Exception:
+    if isinstance(exc, AgradError):  # the forward's own clean error keeps its class
+        return _named(op, exc)
     shapes = [np.shape(d) for d in datas]
     try:
         op.shape_rule(*shapes, **params)

@@ -38,6 +38,17 @@ def _mT(ns, x):
     return ns.swapaxes(x, -1, -2)
 
 
+def _poisoned(x: Array, result: Array, core: int) -> Array:
+    """``result`` with every matrix of the batch whose input ``x`` holds a nan made all nan
+    (``core``: the result's own trailing axes). Every entry of an inverse, a solution or a
+    log-determinant depends on every entry of the matrix; LAPACK may still leave some
+    finite, which would be a number from nowhere. PyTorch gives nan throughout."""
+    bad = np.isnan(x).any(axis=(-1, -2))
+    if not bad.any():
+        return result
+    return np.where(bad.reshape(bad.shape + (1,) * core), np.nan, result)
+
+
 def _inverse(ns, x, op: str):
     """inv(x) for a VJP: a singular matrix is an error that says so, not a LinAlgError."""
     try:
@@ -79,7 +90,7 @@ def _cofactors(x: np.ndarray) -> np.ndarray:
 
 
 def _slogdet_forward(x: Array) -> Array:
-    return np.linalg.slogdet(x)[1]
+    return _poisoned(x, np.linalg.slogdet(x)[1], 0)
 
 
 def _slogdet_complex(x):
@@ -90,14 +101,17 @@ def _slogdet_complex(x):
 
 def _slogdet_vjp(ns, g, out, x):
     # d log|det(A)|/dA = inv(A)ᵀ
-    return (g[..., None, None] * _mT(ns, _inverse(ns, x, "slogdet")),)
+    inverse = _inverse(ns, x, "slogdet")
+    if isinstance(inverse, np.ndarray):
+        inverse = _poisoned(x, inverse, 2)
+    return (g[..., None, None] * _mT(ns, inverse),)
 
 
 # ---- inv and solve ------------------------------------------------------------------------
 
 
 def _inv_forward(x: Array) -> Array:
-    return np.linalg.inv(x)
+    return _poisoned(x, np.linalg.inv(x), 2)
 
 
 def _inv_vjp(ns, g, out, x):
@@ -116,8 +130,8 @@ def _solve_forward(a: Array, b: Array, vector: bool | None = None) -> Array:
     if vector is None:
         vector = _is_vector(np.shape(a), np.shape(b))
     if vector:
-        return np.linalg.solve(a, np.asarray(b)[..., None])[..., 0]
-    return np.linalg.solve(a, b)
+        return _poisoned(a, np.linalg.solve(a, np.asarray(b)[..., None])[..., 0], 1)
+    return _poisoned(a, np.linalg.solve(a, b), 2)
 
 
 def _solve_vjp(ns, g, out, a, b, vector=False):
@@ -126,6 +140,8 @@ def _solve_vjp(ns, g, out, a, b, vector=False):
         gb = ns.solve(_mT(ns, a), g, vector)
     except np.linalg.LinAlgError:
         raise AgradValueError("solve: the matrix is singular; its gradient is undefined") from None
+    if isinstance(gb, np.ndarray):
+        gb = _poisoned(a, gb, 1 if vector else 2)
     if vector:
         return -(gb[..., :, None] * out[..., None, :]), gb
     return -ns.matmul(gb, _mT(ns, out)), gb
@@ -182,6 +198,11 @@ def _symmetric(x):
 def _cholesky_forward(x: Array, upper: bool = False) -> Array:
     # The factor of the symmetric part: for a symmetric input (the only valid one) that is
     # PyTorch's value, and its derivative is then the symmetric gradient PyTorch gives.
+    if not np.isfinite(x).all():  # NumPy would factor a nan; PyTorch refuses it (and inf)
+        raise AgradValueError(
+            "the matrix holds inf or nan, so it is not positive-definite; "
+            "check the input for overflow or missing values"
+        )
     factor = np.linalg.cholesky(_symmetric(x))
     return np.swapaxes(factor, -1, -2) if upper else factor
 

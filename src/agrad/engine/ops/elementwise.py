@@ -56,7 +56,13 @@ def _sqrt_vjp(ns, g, out, x, **_):
 
 
 def _abs_vjp(ns, g, out, x, **_):
-    return (g * ns.sign(x),)
+    return (g * ns.where(np.isnan(raw(x)), 0.0, ns.sign(x)),)  # (PyTorch's sgn(nan) is 0)
+
+
+def _sign(x: Array) -> Array:
+    # PyTorch's sign of nan is 0 (NumPy's is nan).
+    s = np.sign(x)
+    return np.where(np.isnan(x), 0.0, s) if s.dtype.kind == "f" and np.isnan(s).any() else s
 
 
 def _zero_vjp(ns, g, out, x, **_):
@@ -104,7 +110,9 @@ def _sigmoid_vjp(ns, g, out, x, **_):
 
 
 def _relu_vjp(ns, g, out, x, **_):
-    return (g * (raw(out) > 0),)  # from the output, as PyTorch (zero gradient at 0)
+    # From the output, as PyTorch's threshold_backward: zero where out <= 0 (so at 0), and
+    # the gradient passes at a nan (nan <= 0 is false).
+    return (g * ~(raw(out) <= 0),)
 
 
 def _softplus_vjp(ns, g, out, x, beta=1.0, threshold=20.0):
@@ -140,16 +148,21 @@ def _clip_forward(x: Array, min: float | None = None, max: float | None = None) 
 def _pow_scalar_vjp(ns, g, out, x, exponent):
     if exponent == 0:
         return (g * 0.0,)
-    return (g * (exponent * x ** (exponent - 1)),)
+    p = exponent - 1
+    lower = _pow_scalar_forward(x, p) if isinstance(x, np.ndarray) else x**p  # (as the forward)
+    return (g * (exponent * lower),)
 
 
 def _pow_scalar_forward(x, exponent):
+    if exponent == -0.5:  # PyTorch's rsqrt: nan at -inf, where NumPy's power gives 0
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return 1.0 / np.sqrt(x)
     return x**exponent  # the operator takes NumPy's fast paths for 2, 0.5, -1
 
 
 def _rpow_vjp(ns, g, out, x, base):
     if base == 0:  # PyTorch: zero where the exponent is >= 0 (0**x is flat there)
-        return (g * np.where(raw(x) >= 0, 0.0, -np.inf),)
+        return (g * np.where(raw(x) >= 0, 0.0, np.where(np.isnan(raw(x)), np.nan, -np.inf)),)
     return (g * out * np.log(base),)
 
 
@@ -188,7 +201,7 @@ register(
           saves=OUTPUT, domain=(0.2, 3.0)),
     unary("abs", "AbsBackward0", np.abs, _abs_vjp, "d |a|/da = sign(a)", kink=True,
           special=(special([-1.0, 0.0, 2.0], at_kink=True),)),
-    unary("sign", "SignBackward0", np.sign, _zero_vjp, "d sign(a)/da = 0", saves=NOTHING,
+    unary("sign", "SignBackward0", _sign, _zero_vjp, "d sign(a)/da = 0", saves=NOTHING,
           kink=True),
     unary("floor", "FloorBackward0", np.floor, _zero_vjp, "d floor(a)/da = 0 (a step function)",
           saves=NOTHING, kink=True, special=(special([-1.5, 0.0, 2.0], at_kink=True),)),
@@ -259,11 +272,29 @@ def _div_vjp(ns, g, out, a, b, **_):
     return ga, -ga * a / b  # from the inputs, as PyTorch saves them (not the output)
 
 
+def _pow_forward(a: Array, b: Array) -> Array:
+    out = np.power(a, b)
+    if np.iscomplexobj(out):  # (the checker's complex step: holomorphic as NumPy's)
+        return out
+    below = np.isneginf(a)
+    if np.any(below):  # C's pow (PyTorch's): (-inf)**y is +inf or +0 for y not an integer
+        b = np.broadcast_to(b, np.shape(out))
+        odd = np.broadcast_to(below, np.shape(out)) & (b != np.round(b)) & ~np.isnan(b)
+        out = np.where(odd, np.where(b > 0, np.inf, 0.0), out)
+    return out
+
+
+def _power(ns, a, b):
+    return _pow_forward(a, b) if isinstance(a, np.ndarray) and isinstance(b, np.ndarray) else a**b
+
+
 def _pow_vjp(ns, g, out, a, b, **_):
     # As PyTorch: 0**0 has a zero gradient for the base (not 0·0**-1 = nan), and where
     # base == 0 and exponent >= 0 the exponent gets none either.
-    base_zero = raw(a) == 0
-    ga = g * (b * ns.where(base_zero & (raw(b) == 0), 1.0, a) ** (b - 1.0))
+    # (A zero exponent gives the base no gradient at all, even at a nan or inf base.)
+    base_zero, zero_exponent = raw(a) == 0, raw(b) == 0
+    base = ns.where(base_zero & zero_exponent, 1.0, a)
+    ga = g * ns.where(zero_exponent, 0.0, b * _power(ns, base, b - 1.0))
     # At base 0 with a negative exponent, out·log(a) is inf·(-inf) = -inf, as PyTorch has it
     # (log(0) written as -inf: np.log(0) would warn, and 1.0 in its place gave inf·0 = nan).
     log_a = ns.where(
@@ -275,10 +306,11 @@ def _pow_vjp(ns, g, out, a, b, **_):
 
 
 def _tie_masks(a, b, first_wins_on):
+    # PyTorch's rule: each side gets the gradient unless the other wins (halved on ties), so
+    # with a nan on either side (no comparison holds) both get all of it.
     da, db = raw(a), raw(b)
-    wins = first_wins_on(da, db)
-    ties = da == db
-    return wins * 1.0 + ties * 0.5, (~wins & ~ties) * 1.0 + ties * 0.5
+    share = np.where(da == db, 0.5, 1.0)
+    return np.where(first_wins_on(db, da), 0.0, share), np.where(first_wins_on(da, db), 0.0, share)
 
 
 def _maximum_vjp(ns, g, out, a, b, **_):
@@ -318,7 +350,7 @@ register(
            saves=PRODUCT),
     binary("div", "DivBackward0", np.true_divide, _div_vjp, "d(a/b)/da = 1/b, d(a/b)/db = -a/b²",
            domain=((-2.0, 2.0), (0.5, 2.0)), saves=Saves(None, False, for_others=(0,))),
-    Op("pow", "PowBackward1", np.power, _pow_vjp, broadcast_shape, arity=2,
+    Op("pow", "PowBackward1", _pow_forward, _pow_vjp, broadcast_shape, arity=2,
        explain="d(a**b)/da = b·a**(b-1), d(a**b)/db = a**b·log(a)", saves=INPUTS_AND_OUTPUT,
        domain=((0.5, 2.0), (-2.0, 2.0)), cases=BINARY_CASES,
        special=(special([0.0, 0.0, 0.0, 2.0], [0.0, 1.0, 2.0, 0.0], at_kink=True),)),

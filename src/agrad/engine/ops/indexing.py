@@ -284,6 +284,7 @@ def _stack_vjp(ns, g, out, *xs, axis=0):
 
 def _stack_shape(*shapes, axis=0):
     first = shapes[0]
+    ax = normalize_axis(axis, len(first) + 1, "stack")  # (the dim first, as PyTorch)
     for s in shapes[1:]:
         if tuple(s) != tuple(first):
             raise AgradShapeError(
@@ -291,7 +292,6 @@ def _stack_shape(*shapes, axis=0):
                 torch=f"stack expects each tensor to be equal size, but got {list(first)} at "
                 f"entry 0 and {list(s)} at entry {shapes.index(s)}",
             )
-    ax = normalize_axis(axis, len(first) + 1, "stack")
     return first[:ax] + (len(shapes),) + first[ax:]
 
 

@@ -13,10 +13,10 @@ import math
 
 import numpy as np
 
-from ...errors import AgradShapeError, AgradValueError
+from ...errors import AgradIndexError, AgradShapeError, AgradValueError
 from .. import kernels
 from ..tensor import Tensor
-from .core import INPUTS, TABLE, Case, Op, Saves, apply, batch_of, register, special
+from .core import INPUTS, TABLE, Case, Op, Saves, apply, batch_of, raw, register, special
 from .windows import checked, each_point
 
 REDUCTIONS = ("none", "mean", "sum")
@@ -40,7 +40,11 @@ def _picked(x, target, weight, ignore_index):
 
 def _nll_forward(x, target, weight=None, ignore_index=-100, reduction="mean"):
     w, hot = _picked(x, target, weight, ignore_index)
-    losses = -np.sum(np.where(hot, x, 0.0) * w, axis=1 if x.ndim > 1 else 0)
+    axis = 1 if x.ndim > 1 else 0
+    picked = np.sum(np.where(hot, x, 0.0), axis=axis)
+    # An ignored sample counts for nothing, even at an inf (0·inf would be nan there).
+    valid = np.asarray(target) != ignore_index
+    losses = np.where(valid, -picked * np.squeeze(w, axis), 0.0)
     if reduction == "none":
         return losses
     total = np.sum(losses)
@@ -84,7 +88,9 @@ def _nll_shape(shape, target, weight=None, ignore_index=-100, reduction="mean"):
     classes = shape[1] if len(shape) > 1 else shape[0]
     bad = t[(t != ignore_index) & ((t < 0) | (t >= classes))]
     if bad.size:
-        raise AgradValueError(f"nll_loss: Target {int(bad.flat[0])} is out of bounds.")
+        raise AgradIndexError(
+            f"nll_loss: Target {int(bad.flat[0])} is out of bounds (classes 0..{classes - 1})."
+        )
     if weight is not None and np.shape(weight) != (classes,):
         raise AgradShapeError(
             f"nll_loss: weight must have one entry per class ({classes}), got {np.shape(weight)}"
@@ -176,7 +182,13 @@ def _bce_vjp(ns, g, out, x, t, weight=None, pos_weight=None, reduction="mean"):
         if reduction == "mean":
             g = g / float(max(math.prod(x.shape), 1))
     gx = g * w * ((1.0 - t) - lw * ns.sigmoid(-x))
-    dt = -x if pos_weight is None else (np.asarray(pos_weight) - 1.0) * _softplus_neg(ns, x) - x
+    if pos_weight is None:
+        dt = -x
+    else:  # (pw - 1)·softplus(-x) - x, as -pw·x + (pw - 1)·softplus(x) below 0: no inf - inf
+        pw1 = np.asarray(pos_weight) - 1.0
+        above = pw1 * _softplus_neg(ns, x) - x
+        below = pw1 * _softplus_neg(ns, -x) - (pw1 + 1.0) * x
+        dt = ns.where(raw(x) >= 0, above, below)
     return gx, g * w * dt
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...errors import AgradShapeError
+from ...errors import AgradIndexError, AgradShapeError
 from ..kernels import Array
 from .core import NOTHING, Case, Op, register
 from .windows import checked, trailing
@@ -26,7 +26,7 @@ def _dims(dim1: int, dim2: int, ndim: int, op: str) -> tuple[int, int]:
     """Two distinct axes of an ``ndim``-dimensional tensor, counted from the end."""
     for d in (dim1, dim2):
         if not -ndim <= d < ndim:
-            raise AgradShapeError(
+            raise AgradIndexError(
                 f"{op}: dimension {d} is out of range for a tensor with {ndim} dimension(s)"
             )
     d1, d2 = dim1 % ndim - ndim, dim2 % ndim - ndim
@@ -56,8 +56,9 @@ def _trace_vjp(ns, g, out, x):
 
 
 def _trace_shape(shape):
-    _matrix(shape, "trace")
-    return tuple(shape[:-2])
+    if len(shape) != 2:  # PyTorch's trace refuses batches (NumPy's would trace the first axes)
+        raise AgradShapeError(f"trace: expected a matrix, but got a tensor of shape {tuple(shape)}")
+    return ()
 
 
 # ---- diagonal and its adjoint -----------------------------------------------------------
@@ -110,7 +111,7 @@ def _diag_embed_vjp(ns, g, out, x, offset=0, dim1=-2, dim2=-1):
 
 def _diag_embed_shape(shape, offset=0, dim1=-2, dim2=-1):
     if not shape:
-        raise AgradShapeError("diag_embed: expects at least one dimension, got a scalar")
+        raise AgradIndexError("diag_embed: expects at least one dimension, got a scalar")
     ndim = len(shape) + 1
     d1, d2 = _dims(dim1, dim2, ndim, "diag_embed")
     n = shape[-1] + abs(offset)
@@ -217,7 +218,7 @@ register(
     Op("trace", "TraceBackward0", _trace_forward, _trace_vjp, _trace_shape, saves=NOTHING,
        explain="d trace(A)/dA = I (the gradient g on the diagonal)", batch=trailing,
        prepare=checked(_trace_shape),
-       language=True, doc="sum of the diagonal (of the last two axes)", cases=SQUARE),
+       language=True, doc="sum of the diagonal of a matrix", cases=SQUARE),
     Op("diagonal", "DiagonalBackward0", _diagonal_forward, _diagonal_vjp, _diagonal_shape,
        saves=NOTHING, explain="d diagonal(A)/dA puts g back on the diagonal, zeros elsewhere",
        batch=trailing, language=True, doc="the diagonal (offset, dim1, dim2) as the last axis",

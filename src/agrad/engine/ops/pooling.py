@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from ...errors import AgradShapeError, AgradValueError
+from ...errors import AgradIndexError, AgradShapeError, AgradValueError
 from ..tensor import Tensor
 from .core import INPUTS, Case, Op, raw, register
 from .windows import checked, crop, offsets, out_sizes, pad_trailing, trailing
@@ -42,10 +42,11 @@ def pool_sizes(spatial, kernel, stride, padding, dilation, ceil_mode, op):
     return tuple(sizes), tuple((p, p + e) for p, e in zip(padding, extra, strict=True))
 
 
-def _check_dims(shape, op):
-    if len(shape) not in (3, 4):
-        raise AgradShapeError(
-            f"{op}: expects a 3-D (C, H, W) or 4-D (N, C, H, W) input, got shape {tuple(shape)}"
+def _check_dims(shape, op, empty_channels=False):
+    if len(shape) not in (3, 4) or (0 in shape[-3:] and not empty_channels):
+        raise (AgradIndexError if len(shape) < 3 else AgradShapeError)(
+            f"{op}: expects a 3-D (C, H, W) or 4-D (N, C, H, W) input, only N may be 0; got "
+            f"shape {tuple(shape)}"
         )
 
 
@@ -63,18 +64,22 @@ def _max_pool_forward(x, kernel, stride, padding, dilation, ceil_mode=False):
 
 def first_max(x, kernel, stride, padding, dilation, ceil_mode):
     """Which kernel offset (row-major) holds each window's maximum, as PyTorch's CPU kernel
-    picks it (the first of ties; a NaN wins), and the padding the windows read."""
+    picks it (the first of ties; a NaN wins; a window of -inf only: its first position in
+    the input, never the padding), and the padding the windows read."""
     out, pads = pool_sizes(x.shape[-2:], kernel, stride, padding, dilation, ceil_mode, "max_pool2d")
     xp = pad_trailing(x, pads, -np.inf)
-    best = which = None
+    inside = pad_trailing(np.ones(x.shape[-2:], dtype=bool), pads, False)
+    best = which = seen = None
     for k, (_, key) in enumerate(offsets(kernel, stride, dilation, out)):
-        v = xp[key]
+        v, valid = xp[key], inside[key]
         if best is None:
             best, which = np.array(v), np.zeros(v.shape, dtype=np.intp)
+            seen = np.broadcast_to(valid, v.shape).copy()
             continue
-        better = (v > best) | np.isnan(v)
+        better = ((v > best) | np.isnan(v) | ~seen) & valid
         best = np.where(better, v, best)
         which[better] = k
+        seen |= valid
     return which, pads
 
 
@@ -170,18 +175,38 @@ def averaging_matrix(n: int, m: int) -> np.ndarray:
     return a
 
 
+def _averaged(a_h, x, a_w):
+    """``a_h @ x @ a_wᵀ``. With an inf or nan in x, the zeros of the averaging matrices
+    would spread it (0·inf is nan) to outputs whose windows never read it: then each
+    output row is summed from its window's rows only."""
+    if np.isfinite(x).all():
+        return np.matmul(np.matmul(a_h, x), a_w.T)
+    return np.swapaxes(_rows_of(a_w, np.swapaxes(_rows_of(a_h, x), -1, -2)), -1, -2)
+
+
+def _rows_of(a, x):
+    """``a @ x`` over x's last two axes, reading only the rows each row of a weights."""
+    rows = []
+    for weights in a:
+        used = np.flatnonzero(weights)
+        rows.append(np.tensordot(x[..., used, :], weights[used], axes=([-2], [0])))
+    return np.stack(rows, axis=-2)
+
+
 def _adaptive_forward(x, output_size):
     (h, w), (oh, ow) = x.shape[-2:], output_size
-    return np.matmul(np.matmul(averaging_matrix(h, oh), x), averaging_matrix(w, ow).T)
+    return _averaged(averaging_matrix(h, oh), x, averaging_matrix(w, ow))
 
 
 def _adaptive_vjp(ns, g, out, x, output_size):
     (h, w), (oh, ow) = tuple(x.shape[-2:]), output_size
+    if isinstance(g, np.ndarray):
+        return (_averaged(averaging_matrix(h, oh).T, g, averaging_matrix(w, ow).T),)
     return (ns.matmul(ns.matmul(averaging_matrix(h, oh).T, g), averaging_matrix(w, ow)),)
 
 
 def _adaptive_shape(shape, output_size):
-    _check_dims(shape, "adaptive_avg_pool2d")
+    _check_dims(shape, "adaptive_avg_pool2d", empty_channels=True)
     if len(output_size) != 2 or any(n < 1 for n in output_size):
         raise AgradValueError(
             f"adaptive_avg_pool2d: output_size must be two positive sizes, got {output_size}"

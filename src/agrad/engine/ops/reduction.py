@@ -1,4 +1,4 @@
-"""Reductions (sum, mean, prod, max/min, logsumexp, norm) and softmax along an axis.
+"""Reductions (sum, mean, prod, max/min, var/std, logsumexp, norm), softmax along an axis.
 
 A reduction's gradient is the cotangent re-expanded to the input's shape:
 reshaped to keep the reduced axes as size 1, then broadcast. Leading batch
@@ -8,10 +8,11 @@ dimensions of the cotangent (Jacobian rows) ride along untouched.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
-from ...errors import AgradValueError
+from ...errors import AgradIndexError, AgradValueError
 from .. import batching, kernels
 from ..kernels import Array, Axis
 from ..tensor import Tensor
@@ -56,10 +57,13 @@ def _sum_vjp(ns, g, out, x, axis=None, keepdims=False):
     return (_expand(ns, g, x, axis, out.ndim),)
 
 
+def _axis_of(x: Any, axis: Axis) -> Axis:
+    """NumPy's mean/var/std refuse an axis of a 0-d array; PyTorch reduces it (0 or -1)."""
+    return None if np.ndim(x) == 0 else axis
+
+
 def _mean_forward(x: Array, axis: Axis = None, keepdims: bool = False) -> Array:
-    if np.ndim(x) == 0:  # (NumPy's mean refuses the axis a 0-d value takes, as its sum does not)
-        axis = None
-    return np.mean(x, axis=axis, keepdims=keepdims)
+    return np.mean(x, axis=_axis_of(x, axis), keepdims=keepdims)
 
 
 def _mean_vjp(ns, g, out, x, axis=None, keepdims=False):
@@ -68,15 +72,16 @@ def _mean_vjp(ns, g, out, x, axis=None, keepdims=False):
 
 
 def _var_forward(x: Array, axis: Axis = None, keepdims: bool = False, correction: int = 1):
-    return np.var(x, axis=axis, keepdims=keepdims, ddof=correction)
+    return np.var(x, axis=_axis_of(x, axis), keepdims=keepdims, ddof=correction)
 
 
 def _std_forward(x: Array, axis: Axis = None, keepdims: bool = False, correction: int = 1):
-    return np.std(x, axis=axis, keepdims=keepdims, ddof=correction)
+    return np.std(x, axis=_axis_of(x, axis), keepdims=keepdims, ddof=correction)
 
 
 def _var_complex(x, axis=None, keepdims=False, correction=1):
     # np.var of a complex array is the mean of |x - mean|^2, which is not holomorphic.
+    axis = _axis_of(x, axis)
     d = x - np.mean(x, axis=axis, keepdims=True)
     n = max(x.size, 1) // max(np.size(np.sum(d, axis=axis)), 1)
     return np.sum(d * d, axis=axis, keepdims=keepdims) / np.float64(n - correction)
@@ -106,21 +111,10 @@ def _std_vjp(ns, g, out, x, axis=None, keepdims=False, correction=1):
     return (_expand(ns, g, x, axis, out.ndim) * ns.where(zero, 0.0, centered / denominator),)
 
 
-def _cumsum_vjp(ns, g, out, x, axis=0):
-    # d/dx_j of sum_i g_i * cumsum(x)_i = sum of g_i for i >= j: a reversed cumsum of g.
-    if x.ndim == 0:  # the cumsum of one value is that value
-        return (g,)
-    return (_reverse_cumsum(ns, g, normalize_axis(axis, x.ndim, "cumsum") - x.ndim),)
-
-
-def _reverse_cumsum(ns, t, ax):
-    """Sums from each position to the end of axis ``ax`` (counted from the end)."""
-    flip = (Ellipsis, slice(None, None, -1)) + (slice(None),) * (-ax - 1)
-    return ns.cumsum(t[flip], axis=ax)[flip]
-
-
 def _prod_vjp(ns, g, out, x, axis=None, keepdims=False):
     # d(prod)/dx_i is the product of the others; written to stay right when zeros occur.
+    if x.ndim == 0:  # the product of nothing else: 1, even at inf or nan (as PyTorch)
+        return (_expand(ns, g, x, axis, out.ndim),)
     data = raw(x)
     zero = data == 0
     if zero.any() and isinstance(x, Tensor):  # recording a graph (create_graph)
@@ -158,8 +152,13 @@ def _products_of_others(ns, x, axis):
 
 
 def _extreme_vjp(ns, g, out, x, axis=None, keepdims=False):
-    # PyTorch (max/amax without indices) shares the gradient evenly among ties.
-    hits = raw(x) == raw(out).reshape(kept_shape(x.shape, axis))
+    # PyTorch (max/amax without indices) shares the gradient evenly among ties. Over all
+    # elements (its MaxBackward1) a nan is the extreme, so its gradient goes to the nans;
+    # over an axis (AmaxBackward0) a group holding a nan gets nan.
+    kept = raw(out).reshape(kept_shape(x.shape, axis))
+    hits = raw(x) == kept
+    if axis is None:
+        hits |= np.isnan(raw(x)) & np.isnan(kept)
     share = hits / np.sum(hits, axis=axis, keepdims=True)
     return (_expand(ns, g, x, axis, out.ndim) * share,)
 
@@ -177,8 +176,15 @@ def _indices_of(pick):
     kept for the VJP (as PyTorch saves them), so the VJP never reads x's values."""
 
     def prepare(x, axis, keepdims=False, indices=None):
-        if indices is None:
-            indices = pick(x, axis=axis, keepdims=keepdims)
+        name = "max" if pick is np.argmax else "min"
+        ax = normalize_axis(axis, np.ndim(x), name)  # one integer dim, in range, as PyTorch
+        if np.ndim(x) and np.shape(x)[ax] == 0:
+            raise AgradIndexError(
+                f"{name}(): expected reduction dim {axis} to have non-zero size "
+                f"(input of shape {np.shape(x)})"
+            )
+        if indices is None:  # (NumPy's argmax of a 0-d array along 0 or -1 is 0)
+            indices = pick(x, axis=axis, keepdims=keepdims and np.ndim(x) > 0)
         return {"axis": axis, "keepdims": keepdims, "indices": indices}
 
     return prepare
@@ -186,6 +192,8 @@ def _indices_of(pick):
 
 def _at_index_vjp(ns, g, out, x, axis, keepdims=False, indices=None):
     # The gradient goes to the one index max(x, dim) returned (the first of ties).
+    if x.ndim == 0:
+        return (_expand(ns, g, x, axis, out.ndim),)
     ax = normalize_axis(axis, x.ndim)
     where = indices if keepdims else np.expand_dims(indices, ax)
     hit = np.arange(x.shape[ax]).reshape([-1 if i == ax else 1 for i in range(x.ndim)]) == where
@@ -223,15 +231,16 @@ def _norm_forward(x: Array, ord: float = 2.0, axis: Axis = None, keepdims: bool 
 
 def _norm_vjp(ns, g, out, x, ord=2.0, axis=None, keepdims=False):
     gx = _expand(ns, g, x, axis, out.ndim)
-    if ord == 1:
-        return (gx * ns.sign(x),)
+    if ord == 1:  # (PyTorch's sign of nan is 0)
+        return (gx * ns.where(np.isnan(raw(x)), 0.0, ns.sign(x)),)
     kept = _kept(out, x, axis)
     safe = ns.where(raw(kept) == 0, 1.0, kept)  # PyTorch: zero gradient at a zero norm
     if ord == 2:
         return (gx * x / safe,)
-    if ord == np.inf:
+    if ord == np.inf:  # shared among ties; none where the norm is nan (as PyTorch)
         hits = np.abs(raw(x)) == raw(kept)
-        return (gx * ns.sign(x) * (hits / np.sum(hits, axis=axis, keepdims=True)),)
+        count = np.sum(hits, axis=axis, keepdims=True)
+        return (gx * ns.where(hits, ns.sign(x), 0.0) / np.maximum(count, 1),)
     return (gx * ns.sign(x) * ns.abs(x) ** (ord - 1.0) / safe ** (ord - 1.0),)
 
 
@@ -311,11 +320,6 @@ register(
        saves=INPUTS_AND_OUTPUT, language=True, doc=f"standard deviation {SPREAD}",
        cases=REDUCE_CASES[:5], complex_forward=_std_complex,
        special=(special([1.0, 1.0, 1.0], at_kink=True),)),
-    along_axis("cumsum", "CumsumBackward0", kernels.cumsum, _cumsum_vjp,
-               "d cumsum(a)/da: each element gets the sum of the gradients at or after it",
-               saves=NOTHING, doc="cumulative sum along axis",
-               cases=(Case(((2, 3),), {"axis": 0}), Case(((2, 3),), {"axis": -1}),
-                      Case(((4,),), {"axis": 0}), Case(((),), {"axis": -1}))),
     reduction("logsumexp", "LogsumexpBackward0", kernels.logsumexp, _logsumexp_vjp,
               "d logsumexp(a)/da = softmax(a)", saves=INPUTS_AND_OUTPUT),
     along_axis("softmax", "SoftmaxBackward0", kernels.softmax, _softmax_vjp,
@@ -335,61 +339,6 @@ register(
 
 register(
     *(reduction(name, "", fn, None, "", saves=NOTHING, language=False, cases=AXIS_CASES)
-      for name, fn in (("any", np.any), ("all", np.all), ("argmax", np.argmax),
-                       ("argmin", np.argmin))),
-)  # fmt: skip
-
-
-# ---- cumulative product: a zero-safe VJP ---------------------------------------------------
-
-
-def _cumprod_forward(x: Array, axis: int = 0) -> Array:
-    out = np.cumprod(x, axis=axis)
-    return out.reshape(()) if np.ndim(x) == 0 else out  # (NumPy makes a 0-d value 1-d)
-
-
-def _cumprod_vjp(ns, g, out, x, axis=0):
-    # d/dx_j of sum_i g_i y_i (y = cumprod x) = sum over i >= j of g_i prod_{k <= i, k != j}.
-    # Without zeros: a reversed cumsum of g*y, over x_j. With zeros (PyTorch's rule): that
-    # before a slice's first zero; at it, the same with the zero replaced by 1; after, 0.
-    if x.ndim == 0:  # the cumprod of one value is that value
-        return (g,)
-    ax = normalize_axis(axis, x.ndim, "cumprod") - x.ndim
-    zero = raw(x) == 0
-    if not zero.any():
-        return (_reverse_cumsum(ns, g * out, ax) / x,)
-    if isinstance(x, Tensor):  # recording a graph (create_graph): exact at zeros
-        return (_cumprod_grad_exact(ns, g, x, ax),)
-    seen = np.cumsum(zero, axis=ax)
-    before, first = seen == 0, zero & (seen == 1)
-    a = _reverse_cumsum(ns, g * out, ax) / ns.where(before, x, 1.0)
-    b = _reverse_cumsum(ns, g * ns.cumprod(ns.where(first, 1.0, x), axis=ax), ax)
-    return (ns.where(before, a, 0.0) + ns.where(first, b, 0.0),)
-
-
-def _cumprod_grad_exact(ns, g, x, ax):
-    """The same gradient as a differentiable expression that stays right at zeros (so
-    second derivatives are too): row j holds x with x_j replaced by 1, its cumprod summed
-    against g from j on. Quadratic in the axis length: for a recorded graph at zeros only."""
-    n, nd, nb = x.shape[ax], x.ndim, g.ndim - x.ndim
-    if n > 4096:
-        raise AgradValueError("cumprod: second derivatives at zeros are supported along an "
-                              "axis of up to 4,096 elements")  # fmt: skip
-    order = tuple(i for i in range(nd) if i != nd + ax) + (nd + ax,)  # the axis moved last
-    rows = ns.where(np.eye(n, dtype=bool), 1.0, ns.permute(x, order)[..., None, :])
-    later = np.triu(np.ones((n, n), dtype=bool))  # [j, i]: i >= j
-    g_order = tuple(range(nb)) + tuple(nb + i for i in order)
-    terms = ns.permute(g, g_order)[..., None, :] * ns.where(later, ns.cumprod(rows, axis=-1), 0.0)
-    return ns.permute(ns.sum(terms, axis=-1), tuple(int(i) for i in np.argsort(g_order)))
-
-
-register(
-    along_axis("cumprod", "CumprodBackward0", _cumprod_forward, _cumprod_vjp,
-               "d cumprod(a)_i/da_j = product of the a_k for k ≤ i, k ≠ j (when i ≥ j)",
-               saves=INPUTS_AND_OUTPUT, doc="cumulative product along axis",
-               cases=(Case(((2, 3),), {"axis": 0}), Case(((2, 3),), {"axis": -1}),
-                      Case(((4,),), {"axis": 0}), Case(((),), {"axis": 0})),
-               special=(special([2.0, 0.0, 3.0, 0.0, 4.0], axis=0),
-                        special([[1.0, 0.0, 2.0], [0.0, 3.0, 0.0]], axis=1),
-                        special([[0.0, 2.0], [3.0, 0.0]], axis=0))),
+      for name, fn in (("any", np.any), ("all", np.all), ("argmax", kernels.argmax),
+                       ("argmin", kernels.argmin))),
 )  # fmt: skip

@@ -52,7 +52,8 @@ def _round_forward(x: Array, decimals: int = 0) -> Array:
 
 def _remainder_vjp(ns, g, out, a, b, **_):
     # a - b·floor(a/b): d/da = 1, d/db = -floor(a/b) (PyTorch's formula).
-    return g, g * -np.floor(raw(a) / raw(b))
+    # (floor division, as PyTorch's: inf // 1 is nan, where floor(inf / 1) would be inf)
+    return g, g * -np.floor_divide(raw(a), raw(b))
 
 
 def _remainder_name(node: Node) -> str:

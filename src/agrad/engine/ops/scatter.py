@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...errors import AgradShapeError
+from ...errors import AgradIndexError, AgradShapeError
 from .core import Case, Op, Saves, batch_of, register
 from .windows import checked, each_point
 
@@ -53,13 +53,13 @@ def _index_add_vjp(ns, g, out, x, source, dim, index, alpha=1):
 def _index_add_shape(shape, source, dim, index, alpha=1):
     n = len(shape)
     if not -max(n, 1) <= dim < max(n, 1):
-        raise AgradShapeError(
+        raise AgradIndexError(
             f"Dimension out of range (expected to be in range of [{-max(n, 1)}, "
             f"{max(n, 1) - 1}], but got {dim})"
         )
     idx = np.asarray(index)
     if idx.ndim > 1:
-        raise AgradShapeError(
+        raise AgradIndexError(
             f"index_add_(): Index is supposed to be a vector, but got dim: {idx.ndim} with "
             f"size: {list(idx.shape)}"
         )

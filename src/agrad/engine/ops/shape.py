@@ -81,16 +81,23 @@ def _permute_shape(shape, axes):
 
 
 def _transpose_forward(x, dim0, dim1):
+    if np.ndim(x) == 0:  # PyTorch: a 0-d tensor's dims 0 and -1 swap with themselves
+        _transpose_shape((), dim0, dim1)  # (and others are out of range)
+        return x
     return np.swapaxes(x, dim0, dim1)
 
 
 def _transpose_vjp(ns, g, out, x, dim0, dim1):
     n = x.ndim
+    if n == 0:
+        return (g,)
     return (ns.swapaxes(g, dim0 % n - n, dim1 % n - n),)
 
 
 def _transpose_shape(shape, dim0, dim1):
     d0, d1 = (normalize_axis(d, len(shape), "transpose") for d in (dim0, dim1))
+    if not shape:
+        return ()
     out = list(shape)
     out[d0], out[d1] = out[d1], out[d0]
     return tuple(out)

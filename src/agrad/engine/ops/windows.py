@@ -221,6 +221,7 @@ register(
        saves=NOTHING, batch=trailing, grows=True, public=False, method=False,
        cases=WINDOW_CASES),
     Op("windows_backward", "Col2ImBackward0", _windows_backward_forward, _windows_backward_vjp,
-       _windows_backward_shape, explain="gather the gradient's windows (im2col)", saves=NOTHING,
+       _windows_backward_shape, prepare=checked(_windows_backward_shape),
+       explain="gather the gradient's windows (im2col)", saves=NOTHING,
        batch=trailing, grows=True, public=False, method=False, cases=SCATTER_CASES),
 )  # fmt: skip
