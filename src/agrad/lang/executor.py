@@ -63,22 +63,28 @@ class Executor:
 
     def execute(self) -> Run:
         instrs = self.program.parsed.instrs
-        slots: list[Any] = [None] * len(instrs)
-        for i, instr in enumerate(instrs):
-            try:
-                slots[i] = self.step(instr, slots)
-            except AgradError as exc:
-                raise self.program._located(
-                    exc, instr.line, instr.column, instr.end_column
-                ) from None
-            except MemoryError:
-                raise self.program._located(
-                    AgradLimitError("out of memory computing this value; use smaller inputs"),
-                    instr.line,
-                    instr.column,
-                    instr.end_column,
-                ) from None
-        last = instrs[self.program.parsed.output]
+        slots: list[Any] = []
+        append, step = slots.append, self.step
+        try:  # one try for the loop (entered once, not once per instruction)
+            for instr in instrs:
+                append(step(instr, slots))
+        except (AgradError, MemoryError) as failure:
+            self._failed(instrs[len(slots)], failure)
+        return self._finish(slots)
+
+    def _failed(self, instr: ir.Instr, failure: BaseException) -> None:
+        """Raise ``failure`` at the instruction that raised it."""
+        if isinstance(failure, MemoryError):
+            failure = AgradLimitError("out of memory computing this value; use smaller inputs")
+        raise self.program._located(
+            failure,  # type: ignore[arg-type]
+            instr.line,
+            instr.column,
+            instr.end_column,
+        ) from None
+
+    def _finish(self, slots: list) -> Run:
+        last = self.program.parsed.instrs[self.program.parsed.output]
         try:  # the output may be a list literal still to become a tensor
             output = to_tensor(slots[self.program.parsed.output])
         except AgradError as exc:
@@ -96,15 +102,16 @@ class Executor:
 
     def step(self, instr: ir.Instr, slots: list) -> Any:
         kind = instr.kind
-        if kind == ir.CONST:
-            return instr.value
+        if kind == ir.BINARY:  # the commonest kinds first
+            lhs, rhs = instr.args
+            return self.binary(instr.op, slots[lhs], slots[rhs])
         if kind == ir.NAME:
             if instr.name in self.env:
                 return self.env[instr.name]
             return CONSTANTS[instr.name]
+        if kind == ir.CONST:
+            return instr.value
         args = [slots[j] for j in instr.args]
-        if kind == ir.BINARY:
-            return self.binary(instr.op, *args)
         if kind == ir.UNARY:
             x = to_tensor(args[0])
             return F.neg(x) if instr.op == "-" else x
@@ -132,9 +139,9 @@ class Executor:
     def binary(self, op: str, a: Any, b: Any) -> Tensor:
         # Lists become tensors; masks from comparisons take part as 0/1 floats. (A float
         # tensor, the common case, is taken as it is.)
-        if type(a) is not Tensor or a._array.dtype == bool:
+        if type(a) is not Tensor or a._array.dtype.kind == "b":
             a = to_tensor(a) if isinstance(a, (LangList, Tensor)) else a
-        if type(b) is not Tensor or b._array.dtype == bool:
+        if type(b) is not Tensor or b._array.dtype.kind == "b":
             b = to_tensor(b) if isinstance(b, (LangList, Tensor)) else b
         if op == "@":
             return F.matmul(to_tensor(a), to_tensor(b))

@@ -29,6 +29,7 @@ from agrad.lang.ir import Instr, ParsedProgram, Slice, Statement
 from agrad.lang.tables import cached_parser
 
 MAX_NESTING = 100_000
+_new_instr = tuple.__new__  # an Instr from its fields, positionally (see _emit_fast)
 
 _BOOLEANS = {"true": True, "false": False, "True": True, "False": False}
 _BRACKET_OR_COMMENT = re.compile(r"[()\[\]]|#[^\n]*")  # brackets in comments do not count
@@ -175,6 +176,14 @@ class _Lowerer:
         self.instrs.append(Instr(kind, token.line, token.column, token.end_column, **fields))
         return len(self.instrs) - 1
 
+    # The commonest instructions (a binary operator, a name, a number: nearly every token
+    # of a long program) are built as plain tuples of Instr's fields, in its field order,
+    # without the keyword arguments of _emit.
+    def _emit_fast(self, fields: tuple) -> int:
+        instrs = self.instrs
+        instrs.append(_new_instr(Instr, fields))
+        return len(instrs) - 1
+
     def _error(self, message: str, token: Token) -> AgradSyntaxError:
         return syntax_error(self.text, message, token.line, token.column, token.end_column)
 
@@ -207,7 +216,9 @@ class _Lowerer:
     # ---- operators
     def binary(self, children: list) -> int:
         lhs, op, rhs = children
-        return self._emit(ir.BINARY, op, op=op.value, args=(lhs, rhs))
+        return self._emit_fast(
+            (ir.BINARY, op.line, op.column, op.end_column, op.value, None, None, (lhs, rhs), (), ())
+        )
 
     def unary(self, children: list) -> int:
         op, operand = children
@@ -215,7 +226,10 @@ class _Lowerer:
 
     # ---- atoms and postfix forms
     def number(self, children: list) -> int:
-        return self._emit(ir.CONST, children[0], value=float(children[0].value))
+        t = children[0]
+        return self._emit_fast(
+            (ir.CONST, t.line, t.column, t.end_column, None, None, float(t.value), (), (), ())
+        )
 
     def string(self, children: list) -> int:
         return self._emit(ir.CONST, children[0], value=children[0].value[1:-1])
@@ -224,7 +238,20 @@ class _Lowerer:
         token = children[0]
         if token.value in _BOOLEANS:
             return self._emit(ir.CONST, token, value=_BOOLEANS[token.value])
-        return self._emit(ir.NAME, token, name=token.value)
+        return self._emit_fast(
+            (
+                ir.NAME,
+                token.line,
+                token.column,
+                token.end_column,
+                None,
+                token.value,
+                None,
+                (),
+                (),
+                (),
+            )
+        )
 
     def list_literal(self, children: list) -> int:
         bracket, *items = children

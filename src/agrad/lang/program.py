@@ -56,17 +56,17 @@ class Program:
 
     def _analyse(self) -> None:
         start = 0
+        free: set[str] = set()  # self.free as a set, for the membership tests
         for stmt in self.parsed.statements:
             reads = set()
             for instr in self.parsed.instrs[start : stmt.slot + 1]:
-                if (
-                    instr.kind == ir.NAME
-                    and instr.name not in CONSTANTS | self.assigned.keys()
-                    and instr.name not in self.free
-                ):
-                    self.free.append(instr.name)
-                if instr.kind == ir.NAME:
-                    reads.add(instr.name)
+                if instr.kind != ir.NAME:
+                    continue
+                name = instr.name
+                if name not in CONSTANTS and name not in self.assigned and name not in free:
+                    self.free.append(name)  # type: ignore[arg-type]
+                    free.add(name)  # type: ignore[arg-type]
+                reads.add(name)
             if stmt.target is not None:
                 is_const = not (reads - CONSTANTS.keys()) and (
                     self.parsed.instrs[stmt.slot].kind == ir.STORE
