@@ -11,7 +11,6 @@ the command line imports only what its command needs (``agrad --version`` no Num
 """
 
 import importlib
-import importlib.util
 
 __version__ = "0.1.0"
 
@@ -31,8 +30,12 @@ def __getattr__(name: str) -> object:
     # any other name loads the whole namespace.
     if name.startswith("__") and name.endswith("__") and name != "__all__":
         raise AttributeError(f"module 'agrad' has no attribute {name!r}")
-    if name.isidentifier() and importlib.util.find_spec(f"agrad.{name}") is not None:
-        return importlib.import_module(f"agrad.{name}")
+    if name.isidentifier():
+        try:
+            return importlib.import_module(f"agrad.{name}")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"agrad.{name}":  # the submodule exists but needs a missing one
+                raise
     if "__all__" not in globals():
         _load()
         if name in globals():

@@ -21,6 +21,9 @@ class Generator:
     """A seedable source of random numbers: ``g = agrad.Generator().manual_seed(42)``,
     then ``agrad.randn(3, generator=g)``."""
 
+    _initial: int
+    _numpy: np.random.Generator | None  # made from _initial on first use
+
     def __init__(self, device: Any = "cpu") -> None:
         self.device = device
         self.seed()
@@ -35,7 +38,7 @@ class Generator:
     def manual_seed(self, seed: int) -> Generator:
         """Restart the stream from ``seed``; returns the generator (for chaining)."""
         self._initial = int(seed)
-        self._numpy: np.random.Generator | None = None
+        self._numpy = None
         return self
 
     def seed(self) -> int:
