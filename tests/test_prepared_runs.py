@@ -107,3 +107,23 @@ def test_json_numbers_array_at_once_match_element_by_element(shape):
         flat_got = np.array(got, dtype=object).reshape(-1) if np.ndim(got) else [got]
         flat_want = np.array(want, dtype=object).reshape(-1) if np.ndim(want) else [want]
         assert [type(v) for v in flat_got] == [type(v) for v in flat_want]
+
+
+def test_fit_of_a_loss_that_ignores_the_parameters_is_refused(cli):
+    """backward() on a loss that does not depend on --wrt: the same clean error as before
+    (exit 2, one line), not a traceback."""
+    result = cli(["fit", "z = w*2; sum(x)", "--set", "x=[1,2]", "--set", "w=0", "--wrt", "w"])
+    assert result.code == 2
+    assert result.err.startswith("error: ") and "does not require grad" in result.err
+    assert len(result.err.strip().splitlines()) == 1
+
+
+def test_fit_with_an_unused_parameter_keeps_it(cli):
+    """A parameter the loss uses only as w**0 gets a zero gradient and stays where it is."""
+    result = cli(["fit", "sum(x*w**0) + (v-1)**2", "--set", "x=[1,2]", "--set", "w=1",
+                  "--set", "v=0", "--wrt", "w,v", "--steps", "200", "--lr", "0.1",
+                  "--format", "json"])  # fmt: skip
+    assert result.code == 0, result.err
+    payload = json.loads(result.out)
+    assert payload["values"]["w"] == 1
+    assert abs(payload["values"]["v"] - 1) < 1e-9

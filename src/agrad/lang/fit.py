@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..engine import optim
-from ..engine.autograd import grad as autograd_grad
 from ..engine.tensor import wrap
 from ..errors import AgradValueError
 
@@ -84,9 +83,12 @@ def fit(
             on_step(step, loss, result.values)
         if step == steps:
             break
+        # backward(), as the Python API's loop: the run's --wrt leaves are new every run,
+        # so their .grad is this step's gradient (None: the loss does not use them).
+        run.output.backward()
         targets = session.targets(run)
-        grads = autograd_grad(run.output, [targets[n] for n in params], allow_unused=True)
-        for p, g in zip(leaves, grads, strict=True):
+        for p, name in zip(leaves, params, strict=True):
+            g = targets[name]._grad
             p._grad = wrap(np.zeros_like(p._array) if g is None else g._array)
         opt.step()
     return result
