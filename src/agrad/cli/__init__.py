@@ -76,10 +76,10 @@ def _run(argv: list[str]) -> int:
     from typer._click.exceptions import NoArgsIsHelpError
 
     from ..errors import AgradError
-    from .app import command
+    from .app import command, invoked_command
     from .argv import normalize
 
-    group = command()
+    group = command(invoked_command(argv))
     try:
         result = group.main(args=normalize(argv, group), prog_name="agrad", standalone_mode=False)
     except typer.Exit as exc:
