@@ -21,6 +21,8 @@ SCRIPTS = [
     "bench_overhead.py",
     "bench_jacobian.py",
     "bench_startup.py",
+    "bench_fit.py",
+    "bench_parse.py",
     "bench_scale.py",
     "bench_check.py",
     "bench_check_numpy.py",
@@ -122,6 +124,46 @@ def startup_markdown(startup: dict) -> str:
     return "\n".join(lines)
 
 
+def fit_markdown(fit: dict) -> str:
+    env = fit["env"]
+    lines = [
+        f"Measured {env['date']}; load average at start {env.get('loadavg_1min', 0):.2f}.",
+        "",
+        f"**bench_fit** ({fit['steps']:,} SGD steps of mean((w*x+b-y)**2), 32 points, "
+        "us per step, median of interleaved rounds):",
+        "",
+        "| implementation | us/step (min) | vs PyTorch |",
+        "|---|---:|---:|",
+    ]
+    for name, r in fit["results"].items():
+        lines.append(
+            f"| {name} | {r['us_per_step_median']:.1f} ({r['us_per_step_min']:.1f}) | "
+            f"{r['ratio_to_torch']:.2f}x |"
+        )
+    return "\n".join(lines)
+
+
+def parse_markdown(parse: dict) -> str:
+    env = parse["env"]
+    lines = [
+        f"Measured {env['date']}; load average at start {env.get('loadavg_1min', 0):.2f}.",
+        "",
+        "**bench_parse** (x*1.5 + x*1.5 + ..., median ms; the ratio is to Lark's bare LALR "
+        "parse of the same text, the process rows to a process doing that parse; x10 is the "
+        "growth from 10,000 to 100,000 terms):",
+        "",
+        "| stage | 10,000 terms | 100,000 terms | vs Lark bare (100,000) | growth |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for name, r in parse["results"].items():
+        ms = r["ms"]
+        lines.append(
+            f"| {name} | {ms['10000']:.0f} | {ms['100000']:.0f} | {r['ratio_to_bare']:.2f}x | "
+            f"x{r['growth_10x']:.1f} |"
+        )
+    return "\n".join(lines)
+
+
 def scale_markdown(scale: dict) -> str:
     lines = [
         "**bench_scale** (median ms, with us per term or level; xN is the ratio to the "
@@ -179,6 +221,8 @@ def main(argv: list[str]) -> None:
     overhead = run("bench_overhead.py", ["--profile"] if "--profile" in argv else [])
     jac = run("bench_jacobian.py", [])
     startup = run("bench_startup.py", [])
+    fit = run("bench_fit.py", [])
+    parse = run("bench_parse.py", [])
     scale = run("bench_scale.py", [])
     check = run("bench_check.py", [])
     for script in ("bench_check_numpy.py", "bench_nn.py", "bench_linalg.py"):
@@ -187,6 +231,10 @@ def main(argv: list[str]) -> None:
     print(markdown(dense, overhead, jac, startup, scale))
     print()
     print(check_markdown(check))
+    print()
+    print(fit_markdown(fit))
+    print()
+    print(parse_markdown(parse))
 
 
 if __name__ == "__main__":

@@ -398,6 +398,8 @@ def test_a_failure_while_starting_is_an_internal_error_too(cli, monkeypatch):
     from agrad.cli import app
 
     monkeypatch.delenv("AGRAD_DEBUG", raising=False)
-    monkeypatch.setattr(app, "command", lambda: (_ for _ in ()).throw(ImportError("no typer")))
+    monkeypatch.setattr(
+        app, "command", lambda *only: (_ for _ in ()).throw(ImportError("no typer"))
+    )
     err = bad(cli(MAIN), "internal error", "ImportError: no typer", code=3)
     assert "Traceback" not in err

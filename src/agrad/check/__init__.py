@@ -10,10 +10,11 @@ True
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .options import CheckOptions
-from .report import CheckReport
+if TYPE_CHECKING:
+    from .options import CheckOptions
+    from .report import CheckReport
 
 
 def check_numpy(
@@ -28,9 +29,23 @@ def check_numpy(
     ``options`` are `CheckOptions` fields (method, eps, atol, rtol, strict, ...)."""
     from .checker import check_target
     from .numpy_target import NumpyTarget
+    from .options import CheckOptions
 
     target = NumpyTarget(func, grad, values, list(wrt or values))
     return check_target(target, CheckOptions(**options))
 
 
 __all__ = ["CheckOptions", "CheckReport", "check_numpy"]
+
+
+def __getattr__(name: str) -> object:
+    # The report's renderers import agrad.check.serial, which must not load the checker.
+    if name == "CheckOptions":
+        from .options import CheckOptions
+
+        return CheckOptions
+    if name == "CheckReport":
+        from .report import CheckReport
+
+        return CheckReport
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

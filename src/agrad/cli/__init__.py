@@ -76,10 +76,10 @@ def _run(argv: list[str]) -> int:
     from typer._click.exceptions import NoArgsIsHelpError
 
     from ..errors import AgradError, agrad_wording
-    from .app import command
+    from .app import command, invoked_command
     from .argv import normalize
 
-    group = command()
+    group = command(invoked_command(argv))
     try:
         with agrad_wording():  # the CLI's errors say what to do, not PyTorch's texts
             result = group.main(

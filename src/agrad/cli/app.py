@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import copy
 import functools
+import os
 import sys
 from enum import Enum
 from typing import Annotated
@@ -302,12 +304,30 @@ def default_wrt(session, command: str) -> None:
 
 
 @functools.cache
-def command() -> typer.core.TyperGroup:  # the Click command Typer builds
-    """The Click command behind the app (run by `agrad.cli.run` with its own error boundary).
+def command(only: str | None = None) -> typer.core.TyperGroup:  # the Click command Typer builds
+    """The Click command behind the app (run by `agrad.cli.run` with its own error boundary);
+    with ``only``, the app with that one command (see `invoked_command`).
 
-    Built once per process (about 10 ms): Click keeps what it parses in a fresh context
-    per invocation, so in-process callers (tests, the fuzzer) reuse it safely."""
+    Built once per process (about 10 ms for the whole app): Click keeps what it parses in a
+    fresh context per invocation, so in-process callers (tests, the fuzzer) reuse it."""
+    _register_commands()
+    if only is None:
+        return typer.main.get_command(app)
+    # Building a command's options is most of the cost, and a run uses one command.
+    one = copy.copy(app)
+    one.registered_commands = [c for c in app.registered_commands if c.name == only]
+    return typer.main.get_command(one)
+
+
+def invoked_command(argv: list[str]) -> str | None:
+    """The command ``argv`` runs when it names one first, else None (the whole app: the
+    root's --help and --version, unknown commands, and shell completion need all of them)."""
+    if not argv or os.environ.get("_AGRAD_COMPLETE"):
+        return None
+    _register_commands()
+    return argv[0] if argv[0] in {c.name for c in app.registered_commands} else None
+
+
+def _register_commands() -> None:
     # Each registers its command; the order here is the order --help lists them in.
     from . import check, fit, functions, graph  # noqa: F401
-
-    return typer.main.get_command(app)

@@ -8,6 +8,7 @@ API. A non-finite loss stops the run and keeps the last finite state.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -15,7 +16,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..engine import optim
-from ..engine.autograd import grad as autograd_grad
 from ..engine.tensor import wrap
 from ..errors import AgradValueError
 
@@ -67,22 +67,28 @@ def fit(
     else:
         raise AgradValueError(f"--optimizer must be sgd or adam, got {optimizer!r}")
     result = FitResult({n: p._array.copy() for n, p in params.items()}, float("nan"))
+    prepared = session.prepare(list(params))  # names checked, constants converted: once
+    arrays = {n: p._array for n, p in params.items()}  # updated in place by the optimizer
+    leaves = list(params.values())
     for step in range(steps + 1):
-        run = session.run({n: p._array for n, p in params.items()})
+        run = prepared.run(arrays)
         loss = float(run.output._array.reshape(()))
-        if not np.isfinite(loss):
+        if not math.isfinite(loss):
             result.diverged, result.diverged_at = True, step
             break
         result.history.append(loss)
-        result.values = {n: p._array.copy() for n, p in params.items()}
+        result.values = {n: a.copy() for n, a in arrays.items()}
         result.loss, result.steps = loss, step
         if on_step is not None:
             on_step(step, loss, result.values)
         if step == steps:
             break
+        # backward(), as the Python API's loop: the run's --wrt leaves are new every run,
+        # so their .grad is this step's gradient (None: the loss does not use them).
+        run.output.backward()
         targets = session.targets(run)
-        grads = autograd_grad(run.output, [targets[n] for n in params], allow_unused=True)
-        for p, g in zip(params.values(), grads, strict=True):
-            p._grad = wrap(np.zeros_like(p._array) if g is None else np.asarray(g._array))
+        for p, name in zip(leaves, params, strict=True):
+            g = targets[name]._grad
+            p._grad = wrap(np.zeros_like(p._array) if g is None else g._array)
         opt.step()
     return result

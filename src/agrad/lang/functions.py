@@ -12,6 +12,7 @@ signature; the few below are written by hand (``tensor``, ``concat``, the constr
 from __future__ import annotations
 
 import dataclasses
+import functools
 import inspect
 import math
 from collections.abc import Callable
@@ -224,9 +225,13 @@ class Function:
             parts.append(f"{self.variadic.name}, ...")
         return f"{self.name}({', '.join(parts)})"
 
+    @functools.cached_property
+    def _by_name(self) -> dict[str, Param]:
+        return {p.name: p for p in self.params}
+
     def convert(self, args: list, kwargs: dict) -> tuple[list, dict]:
         """The arguments as the implementation takes them (after `bind` checked them)."""
-        by_name = {p.name: p for p in self.params}
+        by_name = self._by_name
         positional = [
             p.convert(a, self.name, p.name) for p, a in zip(self.params, args, strict=False)
         ]

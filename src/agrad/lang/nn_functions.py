@@ -17,7 +17,14 @@ from ..engine.dtypes import get_default_dtype
 from ..engine.kernels import Array, Sizes
 from ..engine.tensor import Tensor
 from ..errors import AgradValueError
-from ..nn import functional as NN
+
+
+def _nn():
+    """agrad.nn.functional, imported at the first call: importing agrad.nn loads every
+    layer class, which a program that calls none of these does not need."""
+    from ..nn import functional
+
+    return functional
 
 
 def conv2d(
@@ -30,7 +37,7 @@ def conv2d(
     groups: int = 1,
 ) -> Tensor:
     """2-D convolution of x (N, C, H, W) by weight (out, C/groups, kh, kw)"""
-    return NN.conv2d(x, weight, bias, stride, padding, dilation, groups)
+    return _nn().conv2d(x, weight, bias, stride, padding, dilation, groups)
 
 
 def max_pool2d(
@@ -42,7 +49,7 @@ def max_pool2d(
     ceil_mode: bool = False,
 ) -> Tensor:
     """2-D max pooling over the last two axes (stride: kernel_size by default)"""
-    return NN.max_pool2d(x, kernel_size, stride, padding, dilation, ceil_mode)
+    return _nn().max_pool2d(x, kernel_size, stride, padding, dilation, ceil_mode)
 
 
 def avg_pool2d(
@@ -54,12 +61,12 @@ def avg_pool2d(
     count_include_pad: bool = True,
 ) -> Tensor:
     """2-D average pooling over the last two axes (stride: kernel_size by default)"""
-    return NN.avg_pool2d(x, kernel_size, stride, padding, ceil_mode, count_include_pad)
+    return _nn().avg_pool2d(x, kernel_size, stride, padding, ceil_mode, count_include_pad)
 
 
 def adaptive_avg_pool2d(x: Array, output_size: Sizes) -> Tensor:
     """average pooling of the last two axes to output_size"""
-    return NN.adaptive_avg_pool2d(x, output_size)
+    return _nn().adaptive_avg_pool2d(x, output_size)
 
 
 def batch_norm(
@@ -77,7 +84,7 @@ def batch_norm(
             "batch_norm: running_mean and running_var are used in evaluation; give "
             "training=false with them (training normalizes by the batch's own statistics)"
         )
-    return NN.batch_norm(x, running_mean, running_var, weight, bias, training, 0.0, eps)
+    return _nn().batch_norm(x, running_mean, running_var, weight, bias, training, 0.0, eps)
 
 
 def layer_norm(
@@ -88,7 +95,7 @@ def layer_norm(
     eps: float = 1e-5,
 ) -> Tensor:
     """layer normalization over the trailing normalized_shape axes"""
-    return NN.layer_norm(x, normalized_shape, weight, bias, eps)
+    return _nn().layer_norm(x, normalized_shape, weight, bias, eps)
 
 
 def cross_entropy(
@@ -99,7 +106,7 @@ def cross_entropy(
     label_smoothing: float = 0.0,
 ) -> Tensor:
     """mean cross-entropy of logits x (N, C) and class indices (N,) or probabilities (N, C)"""
-    return NN.cross_entropy(
+    return _nn().cross_entropy(
         x,
         _classes_or_probabilities(x, target),
         weight,
@@ -125,12 +132,12 @@ def _classes_or_probabilities(x: Tensor, target: Tensor) -> Any:
 
 def mse_loss(x: Array, y: Array) -> Tensor:
     """mean of (x - y)²"""
-    return NN.mse_loss(x, y)
+    return _nn().mse_loss(x, y)
 
 
 def gelu(x: Array) -> Tensor:
     """x·Φ(x), Φ the standard normal CDF"""
-    return NN.gelu(x)
+    return _nn().gelu(x)
 
 
 def one_hot(x: Array, num_classes: int = -1) -> Tensor:
@@ -138,7 +145,7 @@ def one_hot(x: Array, num_classes: int = -1) -> Tensor:
     values = np.asarray(x.detach())
     if values.size and not np.all((values == np.round(values)) & (values >= 0)):
         raise AgradValueError("one_hot: the classes must be non-negative whole numbers")
-    hot = NN.one_hot(tensor(values.astype(np.int64)), num_classes)
+    hot = _nn().one_hot(tensor(values.astype(np.int64)), num_classes)
     return astype(hot, get_default_dtype())
 
 

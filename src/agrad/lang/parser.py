@@ -16,7 +16,6 @@ import re
 import threading
 from collections import deque
 from collections.abc import Iterator
-from importlib import resources
 from pathlib import Path
 
 from lark import Lark, Token
@@ -30,6 +29,7 @@ from agrad.lang.ir import Instr, ParsedProgram, Slice, Statement
 from agrad.lang.tables import cached_parser
 
 MAX_NESTING = 100_000
+_new_instr = tuple.__new__  # an Instr from its fields, positionally (see _emit_fast)
 
 _BOOLEANS = {"true": True, "false": False, "True": True, "False": False}
 _BRACKET_OR_COMMENT = re.compile(r"[()\[\]]|#[^\n]*")  # brackets in comments do not count
@@ -63,12 +63,15 @@ def parse(text: str) -> ParsedProgram:
 
 
 def grammar_text() -> str:
-    """The grammar: packaged in the wheel as agrad/lang/agrad.lark, else the repo's copy."""
-    try:
-        return (resources.files("agrad.lang") / "agrad.lark").read_text(encoding="utf-8")
-    except FileNotFoundError:
-        source = Path(__file__).resolve().parents[3] / "grammar" / "agrad.lark"
-        return source.read_text(encoding="utf-8")
+    """The grammar: packaged in the wheel as agrad/lang/agrad.lark, else the repo's copy.
+    (Read as a plain file when it is one: importlib.resources costs a few ms of imports.)"""
+    here = Path(__file__).resolve()
+    for path in (here.with_name("agrad.lark"), here.parents[3] / "grammar" / "agrad.lark"):
+        if path.is_file():
+            return path.read_text(encoding="utf-8")
+    from importlib import resources  # an installation that is not plain files (a zip)
+
+    return (resources.files("agrad.lang") / "agrad.lark").read_text(encoding="utf-8")
 
 
 def _check_nesting(text: str) -> None:
@@ -173,6 +176,14 @@ class _Lowerer:
         self.instrs.append(Instr(kind, token.line, token.column, token.end_column, **fields))
         return len(self.instrs) - 1
 
+    # The commonest instructions (a binary operator, a name, a number: nearly every token
+    # of a long program) are built as plain tuples of Instr's fields, in its field order,
+    # without the keyword arguments of _emit.
+    def _emit_fast(self, fields: tuple) -> int:
+        instrs = self.instrs
+        instrs.append(_new_instr(Instr, fields))
+        return len(instrs) - 1
+
     def _error(self, message: str, token: Token) -> AgradSyntaxError:
         return syntax_error(self.text, message, token.line, token.column, token.end_column)
 
@@ -205,7 +216,9 @@ class _Lowerer:
     # ---- operators
     def binary(self, children: list) -> int:
         lhs, op, rhs = children
-        return self._emit(ir.BINARY, op, op=op.value, args=(lhs, rhs))
+        return self._emit_fast(
+            (ir.BINARY, op.line, op.column, op.end_column, op.value, None, None, (lhs, rhs), (), ())
+        )
 
     def unary(self, children: list) -> int:
         op, operand = children
@@ -213,7 +226,10 @@ class _Lowerer:
 
     # ---- atoms and postfix forms
     def number(self, children: list) -> int:
-        return self._emit(ir.CONST, children[0], value=float(children[0].value))
+        t = children[0]
+        return self._emit_fast(
+            (ir.CONST, t.line, t.column, t.end_column, None, None, float(t.value), (), (), ())
+        )
 
     def string(self, children: list) -> int:
         return self._emit(ir.CONST, children[0], value=children[0].value[1:-1])
@@ -222,7 +238,20 @@ class _Lowerer:
         token = children[0]
         if token.value in _BOOLEANS:
             return self._emit(ir.CONST, token, value=_BOOLEANS[token.value])
-        return self._emit(ir.NAME, token, name=token.value)
+        return self._emit_fast(
+            (
+                ir.NAME,
+                token.line,
+                token.column,
+                token.end_column,
+                None,
+                token.value,
+                None,
+                (),
+                (),
+                (),
+            )
+        )
 
     def list_literal(self, children: list) -> int:
         bracket, *items = children

@@ -1,49 +1,33 @@
 """Compile once, run many times: a `Program` executes the parser's flat IR on the engine.
 
-`Program.run` is one loop over instructions (no recursion at any depth). It
-binds ``--set`` values, turns ``--wrt`` names into leaves that require grad
-(or retains the gradient of an intermediate), sets the element limit the engine
-enforces before anything allocates, and reports any error at its line and column.
+`Program.run` is one loop over instructions (no recursion at any depth, see
+`agrad.lang.executor`). It binds ``--set`` values, turns ``--wrt`` names into leaves that
+require grad (or retains the gradient of an intermediate), sets the element limit the
+engine enforces before anything allocates, and reports any error at its line and column.
+`Program.prepare` does the checks and conversions once for a program run many times.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
-from ..engine import functions as F
 from ..engine.dtypes import get_default_dtype, session_dtype
 from ..engine.generator import session_seed
 from ..engine.limits import max_elements as element_limit
-from ..engine.tensor import Tensor, wrap
-from ..errors import AgradError, AgradLimitError, AgradNameError, AgradValueError, agrad_wording
+from ..errors import AgradError, AgradNameError, AgradValueError, agrad_wording
 from . import ir
 from .diagnostics import caret_snippet
-from .functions import CONSTANTS, TABLE, Function, LangList, as_int, to_tensor
+from .executor import Executor, Run, bound_value
+from .functions import CONSTANTS, TABLE
 from .gcpause import paused_gc
-from .naming import check_method, keyword_aliases, suggest, trailing_sizes
+from .naming import suggest
 from .parser import parse
 
 MAX_ELEMENTS = 10**8  # default allocation limit (elements of one result); --max-elements
 LIMIT_HINT = "use smaller inputs or raise it with --max-elements"
-MAX_DIMS = 32  # nested tensor literal depth
 
-_ARITH = {"+": F.add, "-": F.sub, "*": F.mul, "/": F.div, "**": F.pow, "@": F.matmul}
-_COMPARE = {"<": F.lt, "<=": F.le, ">": F.gt, ">=": F.ge, "==": F.eq, "!=": F.ne}
-
-
-@dataclass
-class Run:
-    """One execution: the output, every variable's final value, and the leaves made."""
-
-    output: Tensor
-    env: dict[str, Tensor]
-    wrt: dict[str, Tensor] = field(default_factory=dict)  # --wrt name -> its tensor
-    names: dict[int, str] = field(default_factory=dict)  # id(tensor) -> variable name
-    slots: list = field(default_factory=list)  # each instruction's value (see lang.anomaly)
+__all__ = ["MAX_ELEMENTS", "Prepared", "Program", "Run"]
 
 
 class Program:
@@ -59,6 +43,11 @@ class Program:
         self.assigned: dict[str, ir.Statement] = {}
         self.constant: set[str] = set()  # names assigned only from constants (overridable)
         self.free: list[str] = []  # names read before any assignment: inputs
+        # Indexed assignment writes through views into what they view, as in PyTorch: then
+        # each run gets its own copy of the inputs, which later runs must see unchanged.
+        self.writes = any(instr.kind == ir.STORE_INDEX for instr in parsed.instrs)
+        # id(CALL instruction) -> (its function, its keywords as the function names them)
+        self.checked_calls: dict[int, tuple[Any, tuple[str, ...]]] = {}
         self._analyse()
 
     @classmethod
@@ -67,17 +56,17 @@ class Program:
 
     def _analyse(self) -> None:
         start = 0
+        free: set[str] = set()  # self.free as a set, for the membership tests
         for stmt in self.parsed.statements:
             reads = set()
             for instr in self.parsed.instrs[start : stmt.slot + 1]:
-                if (
-                    instr.kind == ir.NAME
-                    and instr.name not in CONSTANTS | self.assigned.keys()
-                    and instr.name not in self.free
-                ):
-                    self.free.append(instr.name)
-                if instr.kind == ir.NAME:
-                    reads.add(instr.name)
+                if instr.kind != ir.NAME:
+                    continue
+                name = instr.name
+                if name not in CONSTANTS and name not in self.assigned and name not in free:
+                    self.free.append(name)  # type: ignore[arg-type]
+                    free.add(name)  # type: ignore[arg-type]
+                reads.add(name)
             if stmt.target is not None:
                 is_const = not (reads - CONSTANTS.keys()) and (
                     self.parsed.instrs[stmt.slot].kind == ir.STORE
@@ -144,10 +133,24 @@ class Program:
         max_elements: int = MAX_ELEMENTS,
     ) -> Run:
         """Execute with ``bindings`` (name -> value) and ``wrt`` names made differentiable."""
+        return self.prepare(bindings, wrt, dtype=dtype, seed=seed, max_elements=max_elements).run()
+
+    def prepare(
+        self,
+        bindings: Mapping[str, Any] | None = None,
+        wrt: Iterable[str] = (),
+        *,
+        dtype: Any = None,
+        seed: int | None = 0,
+        max_elements: int = MAX_ELEMENTS,
+        varying: Iterable[str] = (),
+    ) -> Prepared:
+        """Check the names and convert ``bindings`` once, for runs that differ only in the
+        values of the ``varying`` names (given to each `Prepared.run`)."""
         bindings = dict(bindings or {})
         wrt = list(dict.fromkeys(wrt))
-        self.check_names(bindings, wrt)
-        missing = [n for n in self.free if n not in bindings]
+        self.check_names([*bindings, *(n for n in varying if n not in bindings)], wrt)
+        missing = [n for n in self.free if n not in bindings and n not in varying]
         if missing:
             name = missing[0]
             line, column = self._first_read(name)
@@ -161,11 +164,7 @@ class Program:
                 column,
                 column + len(name),
             )
-        # The session's dtype, seed and limit are this thread's only: another thread's run
-        # (or the Python API's default generator) keeps its own.
-        limit = element_limit(max_elements, LIMIT_HINT)
-        with session_dtype(dtype), session_seed(seed), paused_gc(), limit, agrad_wording():
-            return _Executor(self, bindings, wrt).execute()
+        return Prepared(self, bindings, wrt, dtype, seed, max_elements)
 
     def _first_read(self, name: str) -> tuple[int, int]:
         for instr in self.parsed.instrs:
@@ -179,204 +178,35 @@ class Program:
         return located
 
 
-class _Executor:
-    """One run's state: slots, the environment, and the leaves made for --wrt."""
+class Prepared:
+    """A program with its names checked and its bound values converted: `run` it."""
 
-    def __init__(self, program: Program, bindings: dict, wrt: list[str]) -> None:
-        self.program = program
-        self.wrt = wrt
-        dtype = get_default_dtype()
-        self.env: dict[str, Tensor] = {}
-        self.bound: dict[str, Tensor] = {}
-        # Indexed assignment writes through views into what they view, as in PyTorch: then
-        # each run gets its own copy of the inputs, which later runs must see unchanged.
-        writes = any(instr.kind == ir.STORE_INDEX for instr in program.parsed.instrs)
-        for name, value in bindings.items():
-            t = value if isinstance(value, Tensor) else F.as_tensor(np.asarray(value))
-            self.bound[name] = wrap(t._array.astype(dtype, copy=writes))
-        for name in program.free:  # inputs named in --wrt become leaves that require grad
-            value = self.bound[name]
-            self.env[name] = wrap(value._array, True) if name in wrt else value
+    def __init__(
+        self,
+        program: Program,
+        bindings: dict[str, Any],
+        wrt: list[str],
+        dtype: Any,
+        seed: int | None,
+        max_elements: int,
+    ) -> None:
+        self.program, self.wrt, self.seed, self.max_elements = program, wrt, seed, max_elements
+        self.dtype = dtype or get_default_dtype()
+        # The run's dtype, seed and limit are this thread's only: another thread's run (or
+        # the Python API's default generator) keeps its own.
+        with session_dtype(self.dtype):  # converted as each run would: in the run's dtype
+            self.bound = {n: bound_value(v, self.dtype, False) for n, v in bindings.items()}
 
-    def execute(self) -> Run:
-        instrs = self.program.parsed.instrs
-        slots: list[Any] = [None] * len(instrs)
-        for i, instr in enumerate(instrs):
-            try:
-                slots[i] = self.step(instr, slots)
-            except AgradError as exc:
-                raise self.program._located(
-                    exc, instr.line, instr.column, instr.end_column
-                ) from None
-            except MemoryError:
-                raise self.program._located(
-                    AgradLimitError("out of memory computing this value; use smaller inputs"),
-                    instr.line,
-                    instr.column,
-                    instr.end_column,
-                ) from None
-        last = instrs[self.program.parsed.output]
-        try:  # the output may be a list literal still to become a tensor
-            output = to_tensor(slots[self.program.parsed.output])
-        except AgradError as exc:
-            raise self.program._located(exc, last.line, last.column, last.end_column) from None
-        wrt = {}
-        for name in self.wrt:
-            t = self.env[name]
-            if t.grad_fn is not None:
-                t.retain_grad()
-            elif not t.requires_grad:
-                t = self.env[name] = wrap(t._array, True)
-            wrt[name] = t
-        names = {id(t): n for n, t in self.env.items()}
-        return Run(output, self.env, wrt, names, slots)
-
-    def step(self, instr: ir.Instr, slots: list) -> Any:
-        kind = instr.kind
-        if kind == ir.CONST:
-            return instr.value
-        if kind == ir.NAME:
-            if instr.name in self.env:
-                return self.env[instr.name]
-            return CONSTANTS[instr.name]
-        args = [slots[j] for j in instr.args]
-        if kind == ir.BINARY:
-            return self.binary(instr.op, *args)
-        if kind == ir.UNARY:
-            x = to_tensor(args[0])
-            return F.neg(x) if instr.op == "-" else x
-        if kind == ir.CALL:
-            return self.call(instr, args, slots)
-        if kind == ir.LIST:
-            items = LangList(args)
-            depth = sum(1 for _ in _nested(items))
-            if depth > MAX_DIMS:
-                raise AgradLimitError(
-                    f"tensor literal nests {depth} levels deep; at most "
-                    f"{MAX_DIMS} dimensions are supported"
-                )
-            return items
-        if kind == ir.INDEX:
-            return F.index(to_tensor(args[0]), self.key(instr.items, slots))
-        if kind == ir.TRANSPOSE:
-            return F.transpose(to_tensor(args[0]))
-        if kind == ir.STORE:
-            return self.store(instr.name, to_tensor(args[0]))
-        if kind == ir.STORE_INDEX:
-            return self.store_index(instr, to_tensor(args[0]), slots)
-        raise AgradValueError(f"unknown instruction {kind}")
-
-    def binary(self, op: str, a: Any, b: Any) -> Tensor:
-        # Lists become tensors; masks from comparisons take part as 0/1 floats. (A float
-        # tensor, the common case, is taken as it is.)
-        if type(a) is not Tensor or a._array.dtype == bool:
-            a = to_tensor(a) if isinstance(a, (LangList, Tensor)) else a
-        if type(b) is not Tensor or b._array.dtype == bool:
-            b = to_tensor(b) if isinstance(b, (LangList, Tensor)) else b
-        if op == "@":
-            return F.matmul(to_tensor(a), to_tensor(b))
-        if op in _COMPARE:
-            return _COMPARE[op](to_tensor(a), b)
-        if not isinstance(a, Tensor) and not isinstance(b, Tensor):
-            a = to_tensor(a)
-        if not isinstance(a, Tensor):  # scalar OP tensor: the reflected operator
-            return {
-                "+": b.__radd__,
-                "-": b.__rsub__,
-                "*": b.__rmul__,
-                "/": b.__rtruediv__,
-                "**": b.__rpow__,
-            }[op](a)
-        return _ARITH[op](a, b)
-
-    def call(self, instr: ir.Instr, args: list, slots: list) -> Any:
-        fn = TABLE.get(instr.name)
-        if fn is None:
-            raise AgradNameError(
-                f"unknown function {instr.name!r}"
-                f"{suggest(instr.name, TABLE, alternatives=True)}; 'agrad functions' lists them"
-            )
-        if instr.op == ir.METHOD:
-            check_method(fn)
-        kwargs = keyword_aliases(fn, {k: slots[j] for k, j in instr.kwargs})
-        args = trailing_sizes(fn, args, LangList)
-        _bind(fn, args, kwargs)
-        positional, keywords = fn.convert(args, kwargs)
-        try:
-            return fn.impl(*positional, **keywords)
-        except AgradError:
-            raise
-        except (ValueError, TypeError, IndexError, OverflowError) as exc:  # from NumPy
-            raise AgradValueError(f"{fn.name}(): {exc}; usage: {fn.signature()}") from None
-
-    def key(self, items: tuple, slots: list) -> tuple:
-        key = []
-        for item in items:
-            if isinstance(item, ir.Slice):
-                part = slice(
-                    *(None if p is None else as_int(slots[p], "index", "slice") for p in item)
-                )
-                if part.step == 0:
-                    raise AgradValueError("index: a slice step must not be zero")
-                key.append(part)
-            elif item is None or item is Ellipsis:
-                key.append(item)
+    def run(self, values: Mapping[str, Any] | None = None) -> Run:
+        """One execution, with ``values`` (name -> array) for the varying names."""
+        with session_dtype(self.dtype):
+            dtype, copy = get_default_dtype(), self.program.writes
+            if copy:
+                bound = {n: bound_value(t, dtype, True) for n, t in self.bound.items()}
             else:
-                value = to_tensor(slots[item], keep_bool=True)
-                key.append(
-                    as_int(value, "index", "index") if value.ndim == 0 else np.asarray(value._array)
-                )
-        return tuple(key)
-
-    def store(self, name: str, value: Tensor) -> Tensor:
-        if name in self.bound and name in self.program.constant:
-            bound = self.bound[name]
-            value = wrap(bound._array, value.requires_grad and value.is_leaf)
-        if name in self.wrt and value.grad_fn is None and not value.requires_grad:
-            value = wrap(value._array, True)
-        self.env[name] = value
-        return value
-
-    def store_index(self, instr: ir.Instr, value: Tensor, slots: list) -> Tensor:
-        if instr.name not in self.env:
-            raise AgradNameError(f"{instr.name!r} must be assigned before '{instr.name}[...] ='")
-        target = self.env[instr.name]
-        if target.grad_fn is None and target.requires_grad:
-            raise AgradValueError(
-                f"{instr.name!r} is a leaf that requires grad (a variable you differentiate "
-                f"with respect to), so it cannot be assigned into; assign into a copy, e.g. "
-                f"y = {instr.name} * 1; y[...] = ..."
-            )
-        F.setitem(target, self.key(instr.items, slots), value)
-        self.env[instr.name] = target
-        return target
-
-
-def _nested(items: Any):
-    """Yield once per nesting level of a list literal (its first element's chain)."""
-    while isinstance(items, LangList):
-        yield items
-        items = items[0] if items else None
-
-
-def _bind(fn: Function, args: list, kwargs: dict) -> None:
-    """Check a call against the function's signature; errors name the usage line."""
-    params = [p.name for p in fn.params]
-    if fn.variadic is None and len(args) > len(params):
-        raise AgradValueError(
-            f"{fn.name}() takes at most {len(params)} argument(s), got "
-            f"{len(args)}; usage: {fn.signature()}"
-        )
-    for key in kwargs:
-        if key not in params:
-            raise AgradValueError(
-                f"{fn.name}() has no argument {key!r}"
-                f"{suggest(key, params)}; usage: {fn.signature()}"
-            )
-        if key in params[: len(args)]:
-            raise AgradValueError(f"{fn.name}() got {key!r} twice; usage: {fn.signature()}")
-    given = set(params[: len(args)]) | set(kwargs)
-    missing = [p.name for p in fn.params if p.name not in given and p.required]
-    if missing or (fn.variadic is not None and not args):
-        what = f"argument {missing[0]!r}" if missing else f"a {fn.variadic.name}"  # type: ignore[union-attr]
-        raise AgradValueError(f"{fn.name}() is missing {what}; usage: {fn.signature()}")
+                bound = dict(self.bound)
+            for name, value in (values or {}).items():
+                bound[name] = bound_value(value, dtype, copy)
+            limit = element_limit(self.max_elements, LIMIT_HINT)
+            with session_seed(self.seed), paused_gc(), limit, agrad_wording():
+                return Executor(self.program, bound, self.wrt).execute()

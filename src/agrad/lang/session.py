@@ -14,7 +14,7 @@ from ..engine.functional import batched_jacobian
 from ..engine.tensor import Tensor, wrap
 from ..errors import AgradLimitError, AgradNameError, AgradValueError
 from .gcpause import paused_gc
-from .program import MAX_ELEMENTS, Program, Run
+from .program import MAX_ELEMENTS, Prepared, Program, Run
 from .values import parse_value, split_assignment
 
 
@@ -80,6 +80,18 @@ class Session:
         values = self.bindings if bindings is None else {**self.bindings, **bindings}
         return self.program.run(
             values, self.wrt, dtype=self.dtype, seed=self.seed, max_elements=self.max_elements
+        )
+
+    def prepare(self, varying: list[str]) -> Prepared:
+        """The program ready to run many times with new values of the ``varying`` names
+        (`Prepared.run`), each run as `run` with those values would be."""
+        return self.program.prepare(
+            self.bindings,
+            self.wrt,
+            dtype=self.dtype,
+            seed=self.seed,
+            max_elements=self.max_elements,
+            varying=varying,
         )
 
     def targets(self, run: Run) -> dict[str, Tensor]:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import csv
 import json
 import sys
 from collections.abc import Iterable
@@ -112,6 +111,8 @@ def _indices(shape: tuple[int, ...]) -> Iterable[tuple[int, ...]]:
 
 
 def _write_csv(header: list[str], rows: Iterable[list[Any]]) -> None:
+    import csv
+
     writer = csv.writer(sys.stdout, lineterminator="\n")
     writer.writerow(header)
     writer.writerows(rows)

@@ -133,7 +133,10 @@ def _einsum_batch(op, values, params, size):
 
 
 def _rng(*shape, seed=0):
-    return np.random.default_rng(seed).uniform(-2.0, 2.0, shape)
+    # Spread over (-2, 2) like uniform draws, without numpy.random at import (decomp._uniform).
+    from .decomp import _uniform
+
+    return 2.0 * _uniform(shape, seed)
 
 
 def _case(equation, *shapes):
