@@ -51,6 +51,18 @@ def test_a_log_axis_is_labelled_with_real_values():
     assert "log scale" in text
 
 
+@pytest.mark.parametrize("value", [6.0, 0.0, -2.5])
+def test_a_flat_curve_is_drawn_at_its_value_on_a_true_axis(value):
+    """A loss that never changes (its parameters do not reach it): the points sit on the
+    row labelled with that value, and the labels above and below are above and below it."""
+    rows = _grid(chart([value] * 50))
+    labelled = [(float(label), cells) for label, cells in rows if label]
+    top, middle, bottom = labelled
+    assert middle[0] == pytest.approx(value) and set(middle[1]) == {"•"}
+    assert top[0] > value > bottom[0]
+    assert all(set(cells) <= {" "} for label, cells in rows if cells is not middle[1])
+
+
 def test_a_linear_axis_says_so():
     assert "linear scale" in chart([3.0, 2.0, 1.5, 1.2])
 

@@ -83,7 +83,11 @@ def chart(history: list[float], width: int = CHART_WIDTH, height: int = CHART_HE
     lows = np.array([c.min() for c in columns])
     highs = np.array([c.max() for c in columns])
     lo, hi = float(lows.min()), float(highs.max())
-    span = hi - lo or 1.0
+    if hi == lo:  # a flat curve: drawn on the labelled middle row, on a true axis around it
+        step = (abs(hi) * 0.1 or 1.0) / (height - 1)
+        mid = (height - 1) // 2
+        lo, hi = lo - step * (height - 1 - mid), hi + step * mid
+    span = hi - lo
 
     def level(y: float) -> int:
         return int(round((y - lo) / span * (height - 1)))
