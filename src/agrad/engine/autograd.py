@@ -75,23 +75,34 @@ def _seed(
     return seeds
 
 
+_FINISHED = object()  # on the stack of `_topological`: the node below it is finished
+
+
 def _topological(roots: list[Node]) -> list[Node]:
     """Nodes reachable from ``roots``, each after every node that consumes it."""
     order: list[Node] = []
     seen: set[Node] = set()  # nodes hash by identity
-    stack: list[tuple[Node, bool]] = [(r, False) for r in reversed(roots)]
+    stack: list[Any] = list(reversed(roots))
+    push, pop, mark = stack.append, stack.pop, seen.add
     while stack:
-        node, expanded = stack.pop()
-        if expanded:
-            order.append(node)
+        node = pop()
+        if node is _FINISHED:  # (a marker, not a tuple per node: it is read for every one)
+            order.append(pop())
             continue
         if node in seen:
             continue
-        seen.add(node)
-        stack.append((node, True))
-        for child in node.next:
+        mark(node)
+        push(node)
+        push(_FINISHED)
+        arity = node.arity
+        if arity == 1:
+            child = node.n0
             if child is not None and type(child) is not Tensor and child not in seen:
-                stack.append((child, False))
+                push(child)
+            continue
+        for child in (node.n0, node.n1) if arity == 2 else node.n0:
+            if child is not None and type(child) is not Tensor and child not in seen:
+                push(child)
     order.reverse()
     return order
 
@@ -170,16 +181,21 @@ def run_backward(
             grads, raw = step(node, g, ns, create_graph, batch)
             if on_node is not None:
                 on_node(node, g, grads, raw)
-            for x, child, gi in zip(node.inputs, node.next, grads, strict=True):
-                if child is None or gi is None:
-                    continue
-                if type(child) is not Tensor:  # a Node (of its op's named subclass)
-                    if child.outputs == 1:
+            arity = node.arity
+            if arity == 1:  # (most nodes: one operand, or one tracked and a constant)
+                child, gi = node.n0, grads[0]
+                if child is not None and gi is not None:
+                    if type(child) is not Tensor and child.outputs == 1:
                         pending[child] = pending[child] + gi if child in pending else gi
                     else:
-                        _arrive(pending, child, x._output_nr, gi)
-                else:
-                    sink.deliver(child, gi)
+                        _send(pending, sink, node.x0, child, gi)
+            else:
+                edges = zip((node.x0, node.x1), (node.n0, node.n1), grads, strict=True) if (
+                    arity == 2
+                ) else zip(node.x0, node.n0, grads, strict=True)  # fmt: skip
+                for x, child, gi in edges:
+                    if child is not None and gi is not None:
+                        _send(pending, sink, x, child, gi)
             if not retain_graph:  # free what it saved; a node that saved nothing stays usable
                 node.freed = True
                 if node.op.saves.anything:
@@ -190,6 +206,17 @@ def run_backward(
     if not capture:
         return None
     return [sink.found.get(i) for i in range(len(inputs or ()))]
+
+
+def _send(pending: dict, sink: _Leaves, x: Any, child: Any, gi: Any) -> None:
+    """Pass ``gi`` on towards ``child``, the producer of operand ``x``."""
+    if type(child) is not Tensor:  # a Node (of its op's named subclass)
+        if child.outputs == 1:
+            pending[child] = pending[child] + gi if child in pending else gi
+        else:
+            _arrive(pending, child, x._output_nr, gi)
+    else:
+        sink.deliver(child, gi)
 
 
 def _node_vjp(node: Node, g: Any, ns: Any, create_graph: bool, batch: int) -> tuple[list, Any]:
@@ -209,12 +236,13 @@ def _node_vjp(node: Node, g: Any, ns: Any, create_graph: bool, batch: int) -> tu
                 f"inplace operation: the output of {node.name()} was written after it was "
                 "saved. Hint: compute on a .clone() instead of modifying it in place."
             )
+    arity = node.arity
     xs: Any
     if create_graph:
         xs = node.inputs
         out = wrap(node.out, True, node) if node.out is not None else None
     else:
-        xs = node.arrays
+        xs = (node.a0,) if arity == 1 else (node.a0, node.a1) if arity == 2 else node.a0
         out = node.out
     if op.needs_mask:
         grads = op.vjp(
@@ -222,18 +250,35 @@ def _node_vjp(node: Node, g: Any, ns: Any, create_graph: bool, batch: int) -> tu
         )
     else:
         grads = op.vjp(ns, g, out, *xs, **node.params)
-    lead = g.shape[:batch] if batch else ()
+    if arity == 1:  # (the common case without a loop)
+        (gi,) = grads
+        if gi is not None and node.n0 is not None:
+            data = node.x0._array  # an input with a producer is always a Tensor (or stand-in)
+            if batch or gi.shape != data.shape or gi.dtype != data.dtype:
+                gi = _fitted(ns, gi, data, g, batch)
+        return [gi], grads
     result = []
-    for x, child, gi in zip(node.inputs, node.next, grads, strict=True):
+    edges = zip((node.x0, node.x1), (node.n0, node.n1), grads, strict=True) if (
+        arity == 2
+    ) else zip(node.x0, node.n0, grads, strict=True)  # fmt: skip
+    for x, child, gi in edges:
         if child is not None and gi is not None:
-            data = x._array  # an input with a producer is always a Tensor
-            shape = lead + data.shape if batch else data.shape
-            if gi.shape != shape:
-                gi = _unbroadcast(ns, gi, shape, batch)
-            if gi.dtype != data.dtype:  # a float32 input gets a float32 gradient, as in PyTorch
-                gi = ns.astype(gi, data.dtype)
+            data = x._array
+            if batch or gi.shape != data.shape or gi.dtype != data.dtype:
+                gi = _fitted(ns, gi, data, g, batch)
         result.append(gi)
     return result, grads
+
+
+def _fitted(ns: Any, gi: Any, data: Any, g: Any, batch: int) -> Any:
+    """A rule's gradient for an input of ``data``'s shape and dtype: broadcasting summed
+    away (the first ``batch`` axes are rows), and a float32 input's gradient float32."""
+    shape = g.shape[:batch] + data.shape if batch else data.shape
+    if gi.shape != shape:
+        gi = _unbroadcast(ns, gi, shape, batch)
+    if gi.dtype != data.dtype:  # a float32 input gets a float32 gradient, as in PyTorch
+        gi = ns.astype(gi, data.dtype)
+    return gi
 
 
 def _written_through_detach(node: Node) -> bool:

@@ -243,57 +243,86 @@ def record(op: Op, *inputs: Any, **params: Any) -> Tensor:
     if type(out) is not np.ndarray:
         out = np.asarray(out)
     if not STATE.enabled or op.vjp is None:
-        if op.view:
-            return _view(op, inputs[0], wrap(out), params)
-        return wrap(out)
-    next_ = tuple([(x.grad_fn or x) if isinstance(x, Tensor) and x._rg else None for x in inputs])
-    for producer in next_:  # (not next_.count(None): that would call Tensor.__eq__)
-        if producer is not None:
-            break
+        return _untracked(op, inputs[0] if inputs else None, out, params)
+    arity = len(inputs)
+    if arity == 1 or arity == 2:  # (nearly every op): its operands in the node's own slots
+        x0 = inputs[0]
+        n0 = (x0.grad_fn or x0) if isinstance(x0, Tensor) and x0._rg else None
+        if arity == 2:
+            x1 = inputs[1]
+            n1 = (x1.grad_fn or x1) if isinstance(x1, Tensor) and x1._rg else None
+            if n0 is None and n1 is None:
+                return _untracked(op, x0, out, params)
+        elif n0 is None:
+            return _untracked(op, x0, out, params)
+        source = x0  # (before a stand-in replaces it: a view's base)
+        reads = op.read_inputs  # tracked inputs the VJP never reads: reached through n0/n1
+        a0 = datas[0]
+        if reads is not None and n0 is not None and 0 not in reads and a0.size >= SMALL:
+            x0 = a0 = ShapeOnly(a0, x0._output_nr)
+        cls = op.node_class or Node
+        node: Node = _new(cls)
+        node.op, node.arity, node.x0, node.a0, node.n0 = op, arity, x0, a0, n0
+        if arity == 2:
+            a1 = datas[1]
+            if reads is not None and n1 is not None and 1 not in reads and a1.size >= SMALL:
+                x1 = a1 = ShapeOnly(a1, x1._output_nr)
+            node.x1, node.a1, node.n1 = x1, a1, n1
+        node.params = params
+        node.out = ShapeOnly(out) if not op.keeps_output and out.size >= SMALL else out
+        node.stamp = WRITES[0]
+        if cls is Node:
+            named(node)
     else:
-        if op.view:
-            return _view(op, inputs[0], wrap(out), params)
-        return wrap(out)
-    source = inputs[0]  # (before stand-ins replace it: a view's base)
-    reads = op.read_inputs
-    if reads is not None:  # tracked inputs the VJP never reads: reached through next_
-        if reads:
-            inputs = _stand_ins(reads, inputs, next_)
-        else:
-            inputs = tuple(
-                [
-                    x if n is None or x._array.size < SMALL else ShapeOnly(x._array, x._output_nr)
-                    for x, n in zip(inputs, next_, strict=True)
-                ]
-            )
-        datas = [x._array if isinstance(x, (Tensor, ShapeOnly)) else x for x in inputs]
-    kept = ShapeOnly(out) if not op.keeps_output and out.size >= SMALL else out
-    cls = op.node_class
-    if cls is not None:
-        node = cls(op, inputs, datas, params, kept, next_, WRITES[0])
-    else:
-        node = named(Node(op, inputs, datas, params, kept, next_, WRITES[0]))
+        many = _record_many(op, inputs, datas, params, out)
+        if many is None:
+            return _untracked(op, inputs[0] if inputs else None, out, params)
+        node, source = many, inputs[0]
     if op.view:
         return _view(op, source, wrap(out, True, node), params)
     return wrap(out, True, node)
 
 
+_new = object.__new__
+
+
+def _untracked(op: Op, x: Any, out: np.ndarray, params: dict) -> Tensor:
+    """The result of an application no graph records."""
+    if op.view:
+        return _view(op, x, wrap(out), params)
+    return wrap(out)
+
+
+def _record_many(op: Op, inputs: tuple, datas: list, params: dict, out: Any) -> Node | None:
+    """The node of an op with other than one or two operands (cat, einsum, ...), or None
+    when none of them is tracked."""
+    next_ = tuple([(x.grad_fn or x) if isinstance(x, Tensor) and x._rg else None for x in inputs])
+    for producer in next_:  # (not next_.count(None): that would call Tensor.__eq__)
+        if producer is not None:
+            break
+    else:
+        return None
+    reads = op.read_inputs
+    if reads is not None:  # tracked inputs the VJP never reads: reached through next_
+        inputs = tuple(
+            [
+                x
+                if n is None or i in reads or x._array.size < SMALL
+                else ShapeOnly(x._array, x._output_nr)
+                for i, (x, n) in enumerate(zip(inputs, next_, strict=True))
+            ]
+        )
+        datas = [x._array if isinstance(x, (Tensor, ShapeOnly)) else x for x in inputs]
+    kept = ShapeOnly(out) if not op.keeps_output and out.size >= SMALL else out
+    cls = op.node_class
+    if cls is not None:
+        return cls(op, inputs, datas, params, kept, next_, WRITES[0])
+    return named(Node(op, inputs, datas, params, kept, next_, WRITES[0]))
+
+
 def _view(op: Op, x: Any, out: Tensor, params: dict) -> Tensor:
     views.register(op, x, out, params)
     return out
-
-
-def _stand_ins(reads: tuple[int, ...], inputs: tuple, next_: tuple) -> tuple:
-    """The inputs a node keeps when its VJP reads some of them (``reads``): only the shapes
-    of the large tracked others."""
-    return tuple(
-        [
-            x
-            if n is None or i in reads or x._array.size < SMALL
-            else ShapeOnly(x._array, x._output_nr)
-            for i, (x, n) in enumerate(zip(inputs, next_, strict=True))
-        ]
-    )
 
 
 class ShapeOnly:
