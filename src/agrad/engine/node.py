@@ -22,13 +22,12 @@ class Node:
     """
 
     __slots__ = (
-        "op", "arity", "x0", "x1", "a0", "a1", "n0", "n1", "params", "out", "stamp",
+        "op", "arity", "x0", "x1", "a0", "a1", "n0", "n1", "params", "out", "stamp", "freed",
         "__dict__", "__weakref__",
     )  # fmt: skip
     # Rarely set: class-level defaults until first written.
     retained: Any = None  # the output Tensor, once retain_grad() was called on it
     hooks: list | None = None
-    freed = False
     out_written = False  # the output's array was changed in place after this node made it
     out_box: list | None = None  # the output's version box, once shared with a detach()
     outputs = 1  # a custom Function's node may have several (then gradients arrive per output)
@@ -42,6 +41,7 @@ class Node:
         self.params = params
         self.out = out
         self.stamp = stamp  # the in-place write counter when made (see tensor.WRITES)
+        self.freed = False  # (a slot: set on every node after backward, it needs no __dict__)
         self._set_edges(tuple(inputs), tuple(arrays), tuple(next_))
 
     def _set_edges(self, inputs: tuple, arrays: tuple, next_: tuple) -> None:

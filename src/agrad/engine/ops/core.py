@@ -15,7 +15,7 @@ a VJP returns each input's gradient in the output's (broadcast) shape.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -224,12 +224,29 @@ def apply(op: Op, *inputs: Any, **params: Any) -> Tensor:
     intercept = INTERCEPT[0]
     if intercept is not None:
         return intercept(op, inputs, params)
-    return record(op, *inputs, **params)
+    return _record(op, inputs, params)
 
 
 def record(op: Op, *inputs: Any, **params: Any) -> Tensor:
-    """`apply`'s work: the forward, and the node when a graph is being recorded."""
-    datas = [x._array if isinstance(x, Tensor) else x for x in inputs]
+    """`apply`'s work without the intercept: the forward, and the node when a graph is
+    being recorded."""
+    return _record(op, inputs, params)
+
+
+def _record(op: Op, inputs: tuple, params: dict) -> Tensor:
+    arity = len(inputs)
+    datas: Any
+    if arity == 1:  # (no list comprehension for the common cases: it costs a frame)
+        x0 = inputs[0]
+        datas = (x0._array if isinstance(x0, Tensor) else x0,)
+    elif arity == 2:
+        x0, x1 = inputs
+        datas = (
+            x0._array if isinstance(x0, Tensor) else x0,
+            x1._array if isinstance(x1, Tensor) else x1,
+        )
+    else:
+        datas = [x._array if isinstance(x, Tensor) else x for x in inputs]
     if LIMIT.elements is not None and op.grows:  # (the language sets a limit)
         _check_limit(op, datas, params)
     if op.prepare is not None:  # parameters found from the operands
@@ -244,12 +261,9 @@ def record(op: Op, *inputs: Any, **params: Any) -> Tensor:
         out = np.asarray(out)
     if not STATE.enabled or op.vjp is None:
         return _untracked(op, inputs[0] if inputs else None, out, params)
-    arity = len(inputs)
     if arity == 1 or arity == 2:  # (nearly every op): its operands in the node's own slots
-        x0 = inputs[0]
         n0 = (x0.grad_fn or x0) if isinstance(x0, Tensor) and x0._rg else None
         if arity == 2:
-            x1 = inputs[1]
             n1 = (x1.grad_fn or x1) if isinstance(x1, Tensor) and x1._rg else None
             if n0 is None and n1 is None:
                 return _untracked(op, x0, out, params)
@@ -269,6 +283,7 @@ def record(op: Op, *inputs: Any, **params: Any) -> Tensor:
                 x1 = a1 = ShapeOnly(a1, x1._output_nr)
             node.x1, node.a1, node.n1 = x1, a1, n1
         node.params = params
+        node.freed = False
         node.out = ShapeOnly(out) if not op.keeps_output and out.size >= SMALL else out
         node.stamp = WRITES[0]
         if cls is Node:
@@ -345,7 +360,7 @@ def raw(x: Any) -> np.ndarray:
     return x._array if isinstance(x, Tensor) else np.asarray(x)
 
 
-def _check_limit(op: Op, datas: list, params: dict) -> None:
+def _check_limit(op: Op, datas: Sequence, params: dict) -> None:
     if op.shape_rule is broadcast_shape:  # elementwise: grows only when shapes differ
         shape = None
         for d in datas:
@@ -363,7 +378,7 @@ def _check_limit(op: Op, datas: list, params: dict) -> None:
     limits.check_shape(shape, op.name)
 
 
-def _explain_failure(op: Op, datas: list, params: dict, exc: Exception) -> Exception:
+def _explain_failure(op: Op, datas: Sequence, params: dict, exc: Exception) -> Exception:
     shapes = [np.shape(d) for d in datas]
     try:
         op.shape_rule(*shapes, **params)
