@@ -16,7 +16,7 @@ import numpy as np
 
 from ..errors import AgradAutogradError
 from .accumulate import _accumulate, _arrive, _Leaves, _per_output, _run_hooks
-from .grad_mode import set_grad_enabled
+from .grad_mode import STATE
 from .namespaces import GRAPH, NUMPY
 from .node import Node
 from .tensor import WRITES, Tensor, wrap
@@ -63,9 +63,9 @@ def _seed(
             if out._array.size != 1:
                 raise AgradAutogradError(SCALAR_ERROR)
             g = np.ones_like(out._array)
-        g = g if isinstance(g, Tensor) else wrap(np.asarray(g, dtype=out.dtype))
-        expected = g.shape[:batch] + out.shape
-        if g.shape != expected or g.ndim != batch + out.ndim:
+        g = g if isinstance(g, Tensor) else wrap(np.asarray(g, dtype=out._array.dtype))
+        have, want = g._array.shape, out._array.shape  # (plain tuples: no Size objects)
+        if len(have) != batch + len(want) or have[:batch] + want != have:
             raise AgradAutogradError(
                 f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and "
                 f"output[{i}] has a shape of {out.shape}."
@@ -111,12 +111,13 @@ def _prune(order: list[Node], wanted_nodes: set[int], wanted_leaves: set[int]) -
     """Keep only nodes through which a gradient can reach a wanted tensor."""
     useful: set[int] = set()
     for node in reversed(order):  # producers first
-        if id(node) in wanted_nodes or any(
-            id(c) in wanted_leaves if type(c) is Tensor else id(c) in useful
-            for c in node.next
-            if c is not None
-        ):
+        if id(node) in wanted_nodes:
             useful.add(id(node))
+            continue
+        for c in (node.n0,) if node.arity == 1 else node.next:
+            if c is not None and (id(c) in wanted_leaves if type(c) is Tensor else id(c) in useful):
+                useful.add(id(node))
+                break
     return [n for n in order if id(n) in useful]
 
 
@@ -164,7 +165,9 @@ def run_backward(
     hooks = GRAPH_HOOKS[0]
     step = _node_vjp if hooks is None else hooks.begin(inputs)
 
-    with set_grad_enabled(create_graph):
+    enabled = STATE.enabled  # (not `with set_grad_enabled`: this runs on every pass)
+    STATE.enabled = bool(create_graph)
+    try:
         for node in order:
             g = pending.pop(node, None)
             if g is None:
@@ -201,6 +204,8 @@ def run_backward(
                 if node.op.saves.anything:
                     node.out = None  # (an output its VJP does not read is a stand-in already)
         sink.finish()
+    finally:
+        STATE.enabled = enabled
     if hooks is not None:
         hooks.finish()
     if not capture:
