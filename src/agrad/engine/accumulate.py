@@ -74,7 +74,10 @@ class _Leaves:
 
     def finish(self) -> None:
         for leaf, g in self.hooked.values():
+            given = g
             g = _run_hooks(leaf._hooks or [], g, self.create_graph)
+            if g is not given:  # a hook's own array: the caller may still hold it
+                self.stored.add(id(g))
             _accumulate(leaf, g, self.create_graph, self.stored)
 
 

@@ -59,10 +59,11 @@ def _seed(
     for i, (out, g) in enumerate(zip(outputs, grads + [None] * len(outputs), strict=False)):
         if not out._rg:
             raise AgradAutogradError(NO_GRAD_ERROR.format(i))
-        if g is None:
+        made = g is None
+        if made:
             if out._array.size != 1:
                 raise AgradAutogradError(SCALAR_ERROR)
-            g = np.ones_like(out._array)
+            g = np.ones(out._array.shape, dtype=out._array.dtype)
         g = g if isinstance(g, Tensor) else wrap(np.asarray(g, dtype=out._array.dtype))
         have, want = g._array.shape, out._array.shape  # (plain tuples: no Size objects)
         if len(have) != batch + len(want) or have[:batch] + want != have:
@@ -71,7 +72,10 @@ def _seed(
                 f"output[{i}] has a shape of {out.shape}."
             )
         # A caller's array may end up in a leaf's .grad: copy it unless made for this pass.
-        seeds.append(g if create_graph else g._array if fresh else np.array(g._array, copy=True))
+        fresh_here = fresh or made  # (a seed made here is no one else's)
+        seeds.append(
+            g if create_graph else g._array if fresh_here else np.array(g._array, copy=True)
+        )
     return seeds
 
 
@@ -184,15 +188,20 @@ def run_backward(
             grads, raw = step(node, g, ns, create_graph, batch)
             if on_node is not None:
                 on_node(node, g, grads, raw)
+            if on_node is not None or node.custom:  # an observer keeps every array it saw;
+                _shared(sink.stored, grads, None)  # a custom backward may return its own
             arity = node.arity
             if arity == 1:  # (most nodes: one operand, or one tracked and a constant)
                 child, gi = node.n0, grads[0]
+                if gi is g:  # passed on as it arrived: maybe held elsewhere too
+                    sink.stored.add(id(gi))
                 if child is not None and gi is not None:
                     if type(child) is not Tensor and child.outputs == 1:
                         pending[child] = pending[child] + gi if child in pending else gi
                     else:
                         _send(pending, sink, node.x0, child, gi)
             else:
+                _shared(sink.stored, grads, g)
                 edges = zip((node.x0, node.x1), (node.n0, node.n1), grads, strict=True) if (
                     arity == 2
                 ) else zip(node.x0, node.n0, grads, strict=True)  # fmt: skip
@@ -211,6 +220,17 @@ def run_backward(
     if not capture:
         return None
     return [sink.found.get(i) for i in range(len(inputs or ()))]
+
+
+def _shared(stored: set[int], grads: Sequence, g: Any) -> None:
+    """Mark the gradients a leaf's ``.grad`` must copy rather than take (`_accumulate` then
+    adds into it in place): one sent to several operands (add's ``(g, g)``) or passed on
+    as it arrived (``g``), since another node may still read it; with ``g`` None, all."""
+    for i, gi in enumerate(grads):
+        if gi is not None and (
+            g is None or gi is g or any(gi is gj for gj in grads[i + 1 :])
+        ):  # fmt: skip
+            stored.add(id(gi))
 
 
 def _send(pending: dict, sink: _Leaves, x: Any, child: Any, gi: Any) -> None:
@@ -250,9 +270,12 @@ def _node_vjp(node: Node, g: Any, ns: Any, create_graph: bool, batch: int) -> tu
         xs = (node.a0,) if arity == 1 else (node.a0, node.a1) if arity == 2 else node.a0
         out = node.out
     if op.needs_mask:
-        grads = op.vjp(
-            ns, g, out, *xs, needs=tuple(n is not None for n in node.next), **node.params
+        needs = (
+            (node.n0 is not None, node.n1 is not None)
+            if arity == 2
+            else tuple([n is not None for n in node.next])
         )
+        grads = op.vjp(ns, g, out, *xs, needs=needs, **node.params)
     else:
         grads = op.vjp(ns, g, out, *xs, **node.params)
     if arity == 1:  # (the common case without a loop)
