@@ -6,7 +6,10 @@ Gradients of W1, b1, W2 by (a) hand-written NumPy forward+backward (the referenc
 (b) agrad, (c) HIPS autograd, (d) PyTorch (CPU, MKL). All four are checked against
 each other before timing. Goal for agrad: <= 1.10x the NumPy reference.
 
-Run: python benchmarks/bench_dense.py [--repeat N] [--json PATH]
+At the small size (``--small``: X 32x64, W1 64x64, b1 64, W2 64x10) the per-op overhead is
+what shows; the goal there is <= 2x.
+
+Run: python benchmarks/bench_dense.py [--repeat N] [--json PATH] [--small] [--no-isolated]
 """
 
 import os
@@ -24,9 +27,10 @@ import torch  # noqa: E402
 
 import agrad  # noqa: E402
 
-N, D, H, K = 256, 512, 512, 10
+SMALL_SIZE = "--small" in sys.argv
+N, D, H, K = (32, 64, 64, 10) if SMALL_SIZE else (256, 512, 512, 10)
 ROUNDS = 5
-GOAL = 1.10
+GOAL = 2.0 if SMALL_SIZE else 1.10
 
 
 def make_data(seed: int = 0):
@@ -225,6 +229,7 @@ def isolated(repeat: int) -> dict:
                     "--json",
                     f.name,
                     "--quiet",
+                    *(["--small"] if SMALL_SIZE else []),
                 ],
                 check=True,
             )

@@ -9,7 +9,13 @@ autograd, PyTorch, and a pure-Python micrograd-style scalar engine (below) as th
 for any engine that does Python-level work per node. All gradients are checked against
 the chain rule evaluated with plain floats.
 
+Then issue 15's goal table: the chain y = sin(y*1.0001 + 0.001) at 1k, 10k and 100k nodes,
+agrad against PyTorch interleaved in one child process, GC on, in a fresh child and in a
+busy one (holding BUSY_OBJECTS live GC-tracked objects, as a process that imported other
+libraries and holds data does). The ratio is of medians; the min ratio is shown beside it.
+
 Run: python benchmarks/bench_overhead.py [--nodes N] [--repeat N] [--json PATH] [--profile]
+                                         [--no-goal] [--goal-only]
 """
 
 import functools
@@ -223,7 +229,96 @@ def profile_agrad(n, top=12):
             stats.sort_stats("tottime").print_stats(top)
 
 
+# ---- issue 15's goal: per node vs PyTorch, at three sizes, fresh and busy -----------------
+
+GOAL_SIZES = (1_000, 10_000, 100_000)
+BUSY_OBJECTS = 1_000_000
+
+
+def sin_chain(x, sin, n):
+    """y = sin(y*1.0001 + 0.001), ``n`` recorded nodes (3 per step)."""
+    y = x
+    for _ in range(n // 3):
+        y = sin(y * 1.0001 + 0.001)
+    return y
+
+
+def goal_child(mode, repeat):
+    """One child process: agrad and PyTorch interleaved sample by sample, per size."""
+    import gc
+    import time
+
+    hold = [[i] for i in range(BUSY_OBJECTS)] if mode == "busy" else []  # noqa: F841
+    engines = {
+        "agrad": (lambda: agrad.tensor(X0, dtype=agrad.float64, requires_grad=True), agrad.sin),
+        "PyTorch": (lambda: torch.tensor(X0, dtype=torch.float64, requires_grad=True), torch.sin),
+    }
+    out = {}
+    for n in GOAL_SIZES:
+        reps = max(3, repeat * 10_000 // max(n, 10_000)) if n > 10_000 else repeat
+        samples = {name: [] for name in engines}
+        grads = {}
+        for i in range(reps + 1):
+            for name, (leaf, sin) in engines.items():
+                gc.collect()
+                t0 = time.process_time()  # CPU time: less noise from busy neighbours
+                x = leaf()
+                sin_chain(x, sin, n).backward()
+                g = x.grad.item()
+                del x
+                dt = time.process_time() - t0
+                if i:  # the first round warms up
+                    samples[name].append(dt)
+                grads[name] = g
+        _common.check_close(f"sin chain {n}", grads["agrad"], grads["PyTorch"], rtol=1e-12)
+        out[n] = {name: s for name, s in samples.items()}
+    return {"objects": len(gc.get_objects()), "samples": out}
+
+
+def goal_table(repeat):
+    import json
+    import subprocess
+    import tempfile
+    from pathlib import Path
+
+    print(
+        "\n[goal] y = sin(y*1.0001 + 0.001), fwd+bwd+free per node (CPU time), agrad vs PyTorch "
+        "interleaved in one child process, GC on (goal <= 1.0x)"
+    )
+    rows, payload = [], {}
+    for mode in ("fresh", "busy"):
+        with tempfile.NamedTemporaryFile(suffix=".json") as f:
+            cmd = [sys.executable, __file__, "--goal-child", mode, "--repeat", str(repeat)]
+            subprocess.run([*cmd, "--json", f.name], check=True)
+            result = json.loads(Path(f.name).read_text())
+        payload[mode] = result
+        for n, s in result["samples"].items():
+            ag, th = np.median(s["agrad"]), np.median(s["PyTorch"])
+            rows.append(
+                [
+                    f"{mode} ({result['objects']:,} live objects)",
+                    f"{int(n):,}",
+                    f"{ag / int(n) * 1e6:.2f}",
+                    f"{th / int(n) * 1e6:.2f}",
+                    f"{ag / th:.2f}x",
+                    f"{min(s['agrad']) / min(s['PyTorch']):.2f}x",
+                ]
+            )
+    _common.print_table(
+        ["process", "nodes", "agrad us/node", "PyTorch us/node", "ratio", "min ratio"], rows
+    )
+    return payload
+
+
 def main(argv):
+    if "--goal-child" in argv:
+        mode = argv[argv.index("--goal-child") + 1]
+        result = goal_child(mode, _common.int_arg(argv, "--repeat", 20))
+        _common.write_json(_common.json_arg(argv), result)
+        return result
+    if "--goal-only" in argv:
+        _common.print_header("bench_overhead: issue 15 goal table")
+        return goal_table(_common.int_arg(argv, "--repeat", 20))
     n = _common.int_arg(argv, "--nodes", 10_000)
     repeat = _common.int_arg(argv, "--repeat", 20)
     env = _common.print_header("bench_overhead: scalar op chain, per-node cost")
@@ -285,6 +380,8 @@ def main(argv):
     if "--profile" in argv:
         profile_agrad(n)
     payload = {"benchmark": "overhead", "env": env, "nodes": n, "results": results}
+    if "--no-goal" not in argv:
+        payload["goal"] = goal_table(repeat)
     _common.write_json(_common.json_arg(argv), payload)
     return payload
 

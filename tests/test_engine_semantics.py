@@ -914,3 +914,63 @@ def test_leaf_gradients_never_share_memory():
     d.backward(agrad.tensor(seed))
     seed[0] = -5.0
     assert a.grad.data.tolist() == [100.0, 2.0]
+
+
+# ---- a gradient array held in two places must not be added into in place ----------------
+# A leaf's .grad takes a fresh gradient array as it is and later contributions are added
+# into it in place (as PyTorch's AccumulateGrad steals an unshared buffer). An array that
+# another node still reads (add's VJP sends the same one to both operands; identity-like
+# rules pass on what arrived) must be copied instead, or a later addition changes a
+# gradient still on its way: x + 3x + 7x once gave 32 instead of 11 (issue 15's review).
+
+_ALIASING_GRAPHS = {
+    "fan-out of add, inner first": lambda m, x: (x + x * 3.0) + x * 7.0,
+    "fan-out of add, inner last": lambda m, x: x * 7.0 + (x + x * 3.0),
+    "nested adds": lambda m, x: ((x + x * 2.0) + x * 3.0) + (x * 5.0 + x),
+    "sub and neg": lambda m, x: (x - x * 3.0) - (x * 7.0 - x),
+    "through a clone": lambda m, x: (x.clone() + x * 3.0) + x.clone() * 7.0,
+    "through sum": lambda m, x: (x + (x * 3.0).sum()) + x * 7.0,
+    "broadcast": lambda m, x: ((x + x * 3.0) + m.ones(3, dtype=m.float64) * x * 7.0).sum(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_ALIASING_GRAPHS))
+@pytest.mark.parametrize("shape", [(), (1,)])
+def test_gradients_sent_to_several_places_are_not_corrupted_by_accumulation(name, shape):
+    torch = pytest.importorskip("torch")
+    build = _ALIASING_GRAPHS[name]
+    grads = []
+    for m in (agrad, torch):
+        x = m.tensor(np.full(shape, 2.0), requires_grad=True)
+        out = build(m, x)
+        (out if out.ndim == 0 else out.sum()).backward()  # (0-d: the seed itself fans out)
+        grads.append(x.grad.detach().numpy().copy())
+    assert np.allclose(grads[0], grads[1], rtol=1e-12, atol=0), (name, grads)
+
+
+def test_a_custom_backward_returning_its_own_tensor_leaves_that_tensor_alone():
+    kept = agrad.tensor([1.0, 2.0])
+
+    class Passes(agrad.autograd.Function):  # mirrors a user Function whose backward
+        @staticmethod  # returns a tensor it holds, not a fresh one
+        def forward(ctx, x):
+            return x * 1.0
+
+        @staticmethod
+        def backward(ctx, grad):
+            return kept
+
+    x = agrad.tensor([0.5, 0.5], requires_grad=True)
+    (Passes.apply(x).sum() + (x * 3.0).sum()).backward()
+    assert np.array_equal(kept.numpy(), [1.0, 2.0])  # still what the user made
+    assert np.array_equal(x.grad.numpy(), [4.0, 5.0])
+
+
+def test_a_leaf_hook_returning_its_own_array_leaves_that_array_alone():
+    kept = agrad.tensor([1.0, 2.0])
+    x = agrad.tensor([0.5, 0.5], requires_grad=True)
+    x.register_hook(lambda g: kept)
+    (x * 3.0).sum().backward()
+    (x * 3.0).sum().backward()  # the second pass adds into x.grad in place
+    assert np.array_equal(kept.numpy(), [1.0, 2.0])
+    assert np.array_equal(x.grad.numpy(), [2.0, 4.0])

@@ -53,7 +53,10 @@ class _Leaves:
     def __init__(self, inputs: Sequence[Tensor] | None, create_graph: bool) -> None:
         self.capture = inputs is not None
         self.create_graph = create_graph
-        self.slots = {id(t): i for i, t in enumerate(inputs or ()) if t.grad_fn is None}
+        self.slots: dict[int, int] = {}
+        for i, t in enumerate(inputs or ()):  # (a loop: a comprehension costs a frame)
+            if t.grad_fn is None:
+                self.slots[id(t)] = i
         self.found: dict[int, Any] = {}
         self.stored: set[int] = set()  # arrays already handed to a tensor's .grad
         self.hooked: dict[int, tuple[Tensor, Any]] = {}
@@ -71,7 +74,10 @@ class _Leaves:
 
     def finish(self) -> None:
         for leaf, g in self.hooked.values():
+            given = g
             g = _run_hooks(leaf._hooks or [], g, self.create_graph)
+            if g is not given:  # a hook's own array: the caller may still hold it
+                self.stored.add(id(g))
             _accumulate(leaf, g, self.create_graph, self.stored)
 
 

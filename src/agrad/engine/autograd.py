@@ -16,7 +16,7 @@ import numpy as np
 
 from ..errors import AgradAutogradError
 from .accumulate import _accumulate, _arrive, _Leaves, _per_output, _run_hooks
-from .grad_mode import set_grad_enabled
+from .grad_mode import STATE
 from .namespaces import GRAPH, NUMPY
 from .node import Node
 from .tensor import WRITES, Tensor, wrap
@@ -59,39 +59,54 @@ def _seed(
     for i, (out, g) in enumerate(zip(outputs, grads + [None] * len(outputs), strict=False)):
         if not out._rg:
             raise AgradAutogradError(NO_GRAD_ERROR.format(i))
-        if g is None:
+        made = g is None
+        if made:
             if out._array.size != 1:
                 raise AgradAutogradError(SCALAR_ERROR)
-            g = np.ones_like(out._array)
-        g = g if isinstance(g, Tensor) else wrap(np.asarray(g, dtype=out.dtype))
-        expected = g.shape[:batch] + out.shape
-        if g.shape != expected or g.ndim != batch + out.ndim:
+            g = np.ones(out._array.shape, dtype=out._array.dtype)
+        g = g if isinstance(g, Tensor) else wrap(np.asarray(g, dtype=out._array.dtype))
+        have, want = g._array.shape, out._array.shape  # (plain tuples: no Size objects)
+        if len(have) != batch + len(want) or have[:batch] + want != have:
             raise AgradAutogradError(
                 f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and "
                 f"output[{i}] has a shape of {out.shape}."
             )
         # A caller's array may end up in a leaf's .grad: copy it unless made for this pass.
-        seeds.append(g if create_graph else g._array if fresh else np.array(g._array, copy=True))
+        fresh_here = fresh or made  # (a seed made here is no one else's)
+        seeds.append(
+            g if create_graph else g._array if fresh_here else np.array(g._array, copy=True)
+        )
     return seeds
+
+
+_FINISHED = object()  # on the stack of `_topological`: the node below it is finished
 
 
 def _topological(roots: list[Node]) -> list[Node]:
     """Nodes reachable from ``roots``, each after every node that consumes it."""
     order: list[Node] = []
     seen: set[Node] = set()  # nodes hash by identity
-    stack: list[tuple[Node, bool]] = [(r, False) for r in reversed(roots)]
+    stack: list[Any] = list(reversed(roots))
+    push, pop, mark = stack.append, stack.pop, seen.add
     while stack:
-        node, expanded = stack.pop()
-        if expanded:
-            order.append(node)
+        node = pop()
+        if node is _FINISHED:  # (a marker, not a tuple per node: it is read for every one)
+            order.append(pop())
             continue
         if node in seen:
             continue
-        seen.add(node)
-        stack.append((node, True))
-        for child in node.next:
+        mark(node)
+        push(node)
+        push(_FINISHED)
+        arity = node.arity
+        if arity == 1:
+            child = node.n0
             if child is not None and type(child) is not Tensor and child not in seen:
-                stack.append((child, False))
+                push(child)
+            continue
+        for child in (node.n0, node.n1) if arity == 2 else node.n0:
+            if child is not None and type(child) is not Tensor and child not in seen:
+                push(child)
     order.reverse()
     return order
 
@@ -100,12 +115,13 @@ def _prune(order: list[Node], wanted_nodes: set[int], wanted_leaves: set[int]) -
     """Keep only nodes through which a gradient can reach a wanted tensor."""
     useful: set[int] = set()
     for node in reversed(order):  # producers first
-        if id(node) in wanted_nodes or any(
-            id(c) in wanted_leaves if type(c) is Tensor else id(c) in useful
-            for c in node.next
-            if c is not None
-        ):
+        if id(node) in wanted_nodes:
             useful.add(id(node))
+            continue
+        for c in (node.n0,) if node.arity == 1 else node.next:
+            if c is not None and (id(c) in wanted_leaves if type(c) is Tensor else id(c) in useful):
+                useful.add(id(node))
+                break
     return [n for n in order if id(n) in useful]
 
 
@@ -153,7 +169,9 @@ def run_backward(
     hooks = GRAPH_HOOKS[0]
     step = _node_vjp if hooks is None else hooks.begin(inputs)
 
-    with set_grad_enabled(create_graph):
+    enabled = STATE.enabled  # (not `with set_grad_enabled`: this runs on every pass)
+    STATE.enabled = bool(create_graph)
+    try:
         for node in order:
             g = pending.pop(node, None)
             if g is None:
@@ -170,26 +188,60 @@ def run_backward(
             grads, raw = step(node, g, ns, create_graph, batch)
             if on_node is not None:
                 on_node(node, g, grads, raw)
-            for x, child, gi in zip(node.inputs, node.next, grads, strict=True):
-                if child is None or gi is None:
-                    continue
-                if type(child) is not Tensor:  # a Node (of its op's named subclass)
-                    if child.outputs == 1:
+            if on_node is not None or node.custom:  # an observer keeps every array it saw;
+                _shared(sink.stored, grads, None)  # a custom backward may return its own
+            arity = node.arity
+            if arity == 1:  # (most nodes: one operand, or one tracked and a constant)
+                child, gi = node.n0, grads[0]
+                if gi is g:  # passed on as it arrived: maybe held elsewhere too
+                    sink.stored.add(id(gi))
+                if child is not None and gi is not None:
+                    if type(child) is not Tensor and child.outputs == 1:
                         pending[child] = pending[child] + gi if child in pending else gi
                     else:
-                        _arrive(pending, child, x._output_nr, gi)
-                else:
-                    sink.deliver(child, gi)
+                        _send(pending, sink, node.x0, child, gi)
+            else:
+                _shared(sink.stored, grads, g)
+                edges = zip((node.x0, node.x1), (node.n0, node.n1), grads, strict=True) if (
+                    arity == 2
+                ) else zip(node.x0, node.n0, grads, strict=True)  # fmt: skip
+                for x, child, gi in edges:
+                    if child is not None and gi is not None:
+                        _send(pending, sink, x, child, gi)
             if not retain_graph:  # free what it saved; a node that saved nothing stays usable
                 node.freed = True
                 if node.op.saves.anything:
                     node.out = None  # (an output its VJP does not read is a stand-in already)
         sink.finish()
+    finally:
+        STATE.enabled = enabled
     if hooks is not None:
         hooks.finish()
     if not capture:
         return None
     return [sink.found.get(i) for i in range(len(inputs or ()))]
+
+
+def _shared(stored: set[int], grads: Sequence, g: Any) -> None:
+    """Mark the gradients a leaf's ``.grad`` must copy rather than take (`_accumulate` then
+    adds into it in place): one sent to several operands (add's ``(g, g)``) or passed on
+    as it arrived (``g``), since another node may still read it; with ``g`` None, all."""
+    for i, gi in enumerate(grads):
+        if gi is not None and (
+            g is None or gi is g or any(gi is gj for gj in grads[i + 1 :])
+        ):  # fmt: skip
+            stored.add(id(gi))
+
+
+def _send(pending: dict, sink: _Leaves, x: Any, child: Any, gi: Any) -> None:
+    """Pass ``gi`` on towards ``child``, the producer of operand ``x``."""
+    if type(child) is not Tensor:  # a Node (of its op's named subclass)
+        if child.outputs == 1:
+            pending[child] = pending[child] + gi if child in pending else gi
+        else:
+            _arrive(pending, child, x._output_nr, gi)
+    else:
+        sink.deliver(child, gi)
 
 
 def _node_vjp(node: Node, g: Any, ns: Any, create_graph: bool, batch: int) -> tuple[list, Any]:
@@ -209,31 +261,52 @@ def _node_vjp(node: Node, g: Any, ns: Any, create_graph: bool, batch: int) -> tu
                 f"inplace operation: the output of {node.name()} was written after it was "
                 "saved. Hint: compute on a .clone() instead of modifying it in place."
             )
+    arity = node.arity
     xs: Any
     if create_graph:
         xs = node.inputs
         out = wrap(node.out, True, node) if node.out is not None else None
     else:
-        xs = node.arrays
+        xs = (node.a0,) if arity == 1 else (node.a0, node.a1) if arity == 2 else node.a0
         out = node.out
     if op.needs_mask:
-        grads = op.vjp(
-            ns, g, out, *xs, needs=tuple(n is not None for n in node.next), **node.params
+        needs = (
+            (node.n0 is not None, node.n1 is not None)
+            if arity == 2
+            else tuple([n is not None for n in node.next])
         )
+        grads = op.vjp(ns, g, out, *xs, needs=needs, **node.params)
     else:
         grads = op.vjp(ns, g, out, *xs, **node.params)
-    lead = g.shape[:batch] if batch else ()
+    if arity == 1:  # (the common case without a loop)
+        (gi,) = grads
+        if gi is not None and node.n0 is not None:
+            data = node.x0._array  # an input with a producer is always a Tensor (or stand-in)
+            if batch or gi.shape != data.shape or gi.dtype != data.dtype:
+                gi = _fitted(ns, gi, data, g, batch)
+        return [gi], grads
     result = []
-    for x, child, gi in zip(node.inputs, node.next, grads, strict=True):
+    edges = zip((node.x0, node.x1), (node.n0, node.n1), grads, strict=True) if (
+        arity == 2
+    ) else zip(node.x0, node.n0, grads, strict=True)  # fmt: skip
+    for x, child, gi in edges:
         if child is not None and gi is not None:
-            data = x._array  # an input with a producer is always a Tensor
-            shape = lead + data.shape if batch else data.shape
-            if gi.shape != shape:
-                gi = _unbroadcast(ns, gi, shape, batch)
-            if gi.dtype != data.dtype:  # a float32 input gets a float32 gradient, as in PyTorch
-                gi = ns.astype(gi, data.dtype)
+            data = x._array
+            if batch or gi.shape != data.shape or gi.dtype != data.dtype:
+                gi = _fitted(ns, gi, data, g, batch)
         result.append(gi)
     return result, grads
+
+
+def _fitted(ns: Any, gi: Any, data: Any, g: Any, batch: int) -> Any:
+    """A rule's gradient for an input of ``data``'s shape and dtype: broadcasting summed
+    away (the first ``batch`` axes are rows), and a float32 input's gradient float32."""
+    shape = g.shape[:batch] + data.shape if batch else data.shape
+    if gi.shape != shape:
+        gi = _unbroadcast(ns, gi, shape, batch)
+    if gi.dtype != data.dtype:  # a float32 input gets a float32 gradient, as in PyTorch
+        gi = ns.astype(gi, data.dtype)
+    return gi
 
 
 def _written_through_detach(node: Node) -> bool:

@@ -61,10 +61,12 @@ def batched_jacobian(
     out: Tensor, inputs: tuple[Tensor, ...], create_graph: bool = False, retain_graph: bool = True
 ) -> list[Any]:
     """d out / d input for each input, shaped out.shape + input.shape (None if unused)."""
-    n = out._array.size
-    seed = np.eye(n, dtype=out.dtype).reshape((n, *out.shape))
     if not out._rg:
         return [None for _ in inputs]
+    n = out._array.size
+    seed = np.zeros((n, n), dtype=out._array.dtype)  # the identity (np.eye's Python costs
+    seed.reshape(-1)[:: n + 1] = 1  # more than this at small n)
+    seed = seed.reshape((n, *out._array.shape))
     seed_arg = wrap(seed) if create_graph else seed
     grads = run_backward(
         [out],
@@ -79,8 +81,8 @@ def batched_jacobian(
     for x, g in zip(inputs, grads, strict=True):  # type: ignore[arg-type]
         if g is None:
             result.append(None)
-        else:
-            shaped = g.reshape(out.shape + x.shape)
+        else:  # (the arrays' shapes: plain tuples, cheaper to add than Size objects)
+            shaped = g.reshape(out._array.shape + x._array.shape)
             result.append(shaped if isinstance(shaped, Tensor) else wrap(np.asarray(shaped)))
     return result
 

@@ -12,6 +12,7 @@ argument kinds the language converts its values to.
 
 from __future__ import annotations
 
+import math
 from typing import Any, TypeAlias
 
 import numpy as np
@@ -40,7 +41,21 @@ sqrt = np.sqrt
 abs = np.abs  # noqa: A001 - mirrors numpy's name on purpose
 sign = np.sign
 where = np.where
-broadcast_to = np.broadcast_to
+# Below this many elements a broadcast gradient is copied out rather than viewed: NumPy's
+# broadcast_to costs several microseconds of Python (more than copying a small array).
+SMALL_BROADCAST = 4096
+
+
+def broadcast_to(array: Any, shape: Any, subok: bool = False) -> Any:
+    """``array`` broadcast to ``shape`` (NumPy's signature): a read-only view, or for a
+    small result a fresh copy of the same values."""
+    if type(array) is np.ndarray and type(shape) is tuple and math.prod(shape) < SMALL_BROADCAST:
+        out = np.empty(shape, dtype=array.dtype)
+        np.copyto(out, array)  # (raises for shapes that do not broadcast, as broadcast_to)
+        return out
+    return np.broadcast_to(array, shape, subok=subok)
+
+
 swapaxes = np.swapaxes
 matmul = np.matmul
 
@@ -134,8 +149,8 @@ def sum_to(x: Any, shape: tuple) -> Any:
     axes = tuple(range(lead)) + tuple(
         lead + i for i, n in enumerate(shape) if n == 1 and x.shape[lead + i] != 1
     )
-    out = np.sum(x, axis=axes, keepdims=True)
-    return out.reshape(shape) if lead else out
+    out = np.add.reduce(x, axis=axes, keepdims=True)  # (np.sum's own reduction, without its
+    return out.reshape(shape) if lead else out  # Python-level dispatch)
 
 
 def logsumexp(x: Array, axis: Axis = None, keepdims: bool = False) -> Array:

@@ -13,7 +13,7 @@ from . import functions as F
 from .args import as_tensor
 from .dtypes import DTYPES, DType, as_dtype, to_dtype
 from .ops.core import TABLE, UNARY
-from .public import METHODS
+from .public import API, METHODS
 from .size import Size
 from .tensor import Tensor
 
@@ -22,12 +22,12 @@ OPERATORS = {
     "__radd__": F.add,  # x + c and c + x record the same AddBackward0(x, c)
     "__sub__": F.sub,
     "__rsub__": F.rsub,
-    "__mul__": F.mul,
-    "__rmul__": F.mul,
+    "__mul__": API["mul"],  # (the generated function itself: F.mul is a wrapper of it)
+    "__rmul__": API["mul"],
     "__truediv__": F.div,
     "__rtruediv__": F.rdiv,
     "__pow__": F.pow,
-    "__matmul__": F.matmul,
+    "__matmul__": API["matmul"],
     "__mod__": F.remainder,
     "__floordiv__": F.floor_divide,
     "__lt__": F.lt,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 
@@ -9,33 +10,82 @@ class Node:
     """The backward function of one op application (PyTorch's ``grad_fn``).
 
     ``inputs`` are the op's operands (tensors or raw constants) as saved for the
-    vector-Jacobian product; ``next`` holds, per operand, the producer to send
-    its gradient to: a Node, a leaf Tensor that requires grad, or None.
+    vector-Jacobian product; ``arrays`` their arrays (or shape stand-ins), as the VJP takes
+    them; ``next`` holds, per operand, the producer to send its gradient to: a Node, a
+    leaf Tensor that requires grad, or None.
+
+    A node of one or two operands (nearly all) keeps them in its own slots (``x0, a0, n0``
+    per operand), not in tuples: each container would be one more object for Python's
+    cyclic collector to track per recorded node, and the collector's passes grow with
+    them (issue 15). ``arity`` is then 1 or 2; it is 0 when ``x0, a0, n0`` hold the
+    tuples of a node with any other number of operands.
     """
 
     __slots__ = (
-        "op", "inputs", "arrays", "params", "out", "next", "stamp", "__dict__", "__weakref__",
+        "op", "arity", "x0", "x1", "a0", "a1", "n0", "n1", "params", "out", "stamp", "freed",
+        "__dict__", "__weakref__",
     )  # fmt: skip
     # Rarely set: class-level defaults until first written.
     retained: Any = None  # the output Tensor, once retain_grad() was called on it
     hooks: list | None = None
-    freed = False
     out_written = False  # the output's array was changed in place after this node made it
     out_box: list | None = None  # the output's version box, once shared with a detach()
     outputs = 1  # a custom Function's node may have several (then gradients arrive per output)
     custom = False  # a custom Function's node: its backward is `FunctionNode.vjp`
 
     def __init__(
-        self, op: Any, inputs: tuple, arrays: list, params: dict, out: Any, next_: tuple,
+        self, op: Any, inputs: tuple, arrays: Sequence, params: dict, out: Any, next_: tuple,
         stamp: int,
     ) -> None:  # fmt: skip
         self.op = op
-        self.inputs = inputs
-        self.arrays = arrays  # the inputs' arrays (or shape stand-ins), as the VJP takes them
         self.params = params
         self.out = out
-        self.next = next_
         self.stamp = stamp  # the in-place write counter when made (see tensor.WRITES)
+        self.freed = False  # (a slot: set on every node after backward, it needs no __dict__)
+        self._set_edges(tuple(inputs), tuple(arrays), tuple(next_))
+
+    def _set_edges(self, inputs: tuple, arrays: tuple, next_: tuple) -> None:
+        n = len(inputs)
+        if len(arrays) != n:  # a custom Function's node: its ctx keeps what backward reads
+            arrays = (None,) * n
+        if n == 1:
+            self.arity = 1
+            (self.x0,), (self.a0,), (self.n0,) = inputs, arrays, next_
+        elif n == 2:
+            self.arity = 2
+            (self.x0, self.x1), (self.a0, self.a1), (self.n0, self.n1) = inputs, arrays, next_
+        else:
+            self.arity = 0
+            self.x0, self.a0, self.n0 = inputs, arrays, next_
+
+    @property
+    def inputs(self) -> tuple:
+        arity = self.arity
+        if arity == 1:
+            return (self.x0,)
+        return (self.x0, self.x1) if arity == 2 else self.x0
+
+    @inputs.setter
+    def inputs(self, value: Sequence) -> None:  # (saved-tensor hooks swap them for a step)
+        self._set_edges(tuple(value), self.arrays, self.next)
+
+    @property
+    def arrays(self) -> tuple:
+        arity = self.arity
+        if arity == 1:
+            return (self.a0,)
+        return (self.a0, self.a1) if arity == 2 else tuple(self.a0)
+
+    @arrays.setter
+    def arrays(self, value: Sequence) -> None:
+        self._set_edges(self.inputs, tuple(value), self.next)
+
+    @property
+    def next(self) -> tuple:
+        arity = self.arity
+        if arity == 1:
+            return (self.n0,)
+        return (self.n0, self.n1) if arity == 2 else self.n0
 
     def name(self) -> str:
         """PyTorch's class name for this backward function, e.g. 'MulBackward0'."""

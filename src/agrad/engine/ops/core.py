@@ -15,13 +15,13 @@ a VJP returns each input's gradient in the output's (broadcast) shape.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from ...errors import AgradError, AgradLimitError, AgradShapeError, AgradValueError
+from ...errors import AgradShapeError, AgradValueError
 from .. import batching, limits, views
 from ..grad_mode import STATE
 from ..limits import LIMIT
@@ -38,6 +38,7 @@ from ..shape_rules import (  # noqa: F401 - re-exported for the entries
     same_shape,
 )
 from ..tensor import WRITES, Tensor, wrap
+from .failures import explain_failure, with_op_name
 
 # Families: how an entry's public functions are made. The first four are generated from the
 # entry (`agrad.engine.public`); a custom entry's are written by hand and name it.
@@ -224,12 +225,29 @@ def apply(op: Op, *inputs: Any, **params: Any) -> Tensor:
     intercept = INTERCEPT[0]
     if intercept is not None:
         return intercept(op, inputs, params)
-    return record(op, *inputs, **params)
+    return _record(op, inputs, params)
 
 
 def record(op: Op, *inputs: Any, **params: Any) -> Tensor:
-    """`apply`'s work: the forward, and the node when a graph is being recorded."""
-    datas = [x._array if isinstance(x, Tensor) else x for x in inputs]
+    """`apply`'s work without the intercept: the forward, and the node when a graph is
+    being recorded."""
+    return _record(op, inputs, params)
+
+
+def _record(op: Op, inputs: tuple, params: dict) -> Tensor:
+    arity = len(inputs)
+    datas: Any
+    if arity == 1:  # (no list comprehension for the common cases: it costs a frame)
+        x0 = inputs[0]
+        datas = (x0._array if isinstance(x0, Tensor) else x0,)
+    elif arity == 2:
+        x0, x1 = inputs
+        datas = (
+            x0._array if isinstance(x0, Tensor) else x0,
+            x1._array if isinstance(x1, Tensor) else x1,
+        )
+    else:
+        datas = [x._array if isinstance(x, Tensor) else x for x in inputs]
     if LIMIT.elements is not None and op.grows:  # (the language sets a limit)
         _check_limit(op, datas, params)
     if op.prepare is not None:  # parameters found from the operands
@@ -237,63 +255,90 @@ def record(op: Op, *inputs: Any, **params: Any) -> Tensor:
     try:
         out = op.forward(*datas, **params)
     except (ValueError, IndexError, TypeError) as exc:
-        raise _explain_failure(op, datas, params, exc) from None
+        raise explain_failure(op, datas, params, exc) from None
     except MemoryError:
         raise limits.out_of_memory(op.name) from None
     if type(out) is not np.ndarray:
         out = np.asarray(out)
     if not STATE.enabled or op.vjp is None:
-        if op.view:
-            return _view(op, inputs[0], wrap(out), params)
-        return wrap(out)
-    next_ = tuple([(x.grad_fn or x) if isinstance(x, Tensor) and x._rg else None for x in inputs])
-    for producer in next_:  # (not next_.count(None): that would call Tensor.__eq__)
-        if producer is not None:
-            break
+        return _untracked(op, inputs[0] if inputs else None, out, params)
+    if arity == 1 or arity == 2:  # (nearly every op): its operands in the node's own slots
+        n0 = (x0.grad_fn or x0) if isinstance(x0, Tensor) and x0._rg else None
+        if arity == 2:
+            n1 = (x1.grad_fn or x1) if isinstance(x1, Tensor) and x1._rg else None
+            if n0 is None and n1 is None:
+                return _untracked(op, x0, out, params)
+        elif n0 is None:
+            return _untracked(op, x0, out, params)
+        source = x0  # (before a stand-in replaces it: a view's base)
+        reads = op.read_inputs  # tracked inputs the VJP never reads: reached through n0/n1
+        a0 = datas[0]
+        if reads is not None and n0 is not None and 0 not in reads and a0.size >= SMALL:
+            x0 = a0 = ShapeOnly(a0, x0._output_nr)
+        cls = op.node_class or Node
+        node: Node = _new(cls)
+        node.op, node.arity, node.x0, node.a0, node.n0 = op, arity, x0, a0, n0
+        if arity == 2:
+            a1 = datas[1]
+            if reads is not None and n1 is not None and 1 not in reads and a1.size >= SMALL:
+                x1 = a1 = ShapeOnly(a1, x1._output_nr)
+            node.x1, node.a1, node.n1 = x1, a1, n1
+        node.params = params
+        node.freed = False
+        node.out = ShapeOnly(out) if not op.keeps_output and out.size >= SMALL else out
+        node.stamp = WRITES[0]
+        if cls is Node:
+            named(node)
     else:
-        if op.view:
-            return _view(op, inputs[0], wrap(out), params)
-        return wrap(out)
-    source = inputs[0]  # (before stand-ins replace it: a view's base)
-    reads = op.read_inputs
-    if reads is not None:  # tracked inputs the VJP never reads: reached through next_
-        if reads:
-            inputs = _stand_ins(reads, inputs, next_)
-        else:
-            inputs = tuple(
-                [
-                    x if n is None or x._array.size < SMALL else ShapeOnly(x._array, x._output_nr)
-                    for x, n in zip(inputs, next_, strict=True)
-                ]
-            )
-        datas = [x._array if isinstance(x, (Tensor, ShapeOnly)) else x for x in inputs]
-    kept = ShapeOnly(out) if not op.keeps_output and out.size >= SMALL else out
-    cls = op.node_class
-    if cls is not None:
-        node = cls(op, inputs, datas, params, kept, next_, WRITES[0])
-    else:
-        node = named(Node(op, inputs, datas, params, kept, next_, WRITES[0]))
+        many = _record_many(op, inputs, datas, params, out)
+        if many is None:
+            return _untracked(op, inputs[0] if inputs else None, out, params)
+        node, source = many, inputs[0]
     if op.view:
         return _view(op, source, wrap(out, True, node), params)
     return wrap(out, True, node)
 
 
+_new = object.__new__
+
+
+def _untracked(op: Op, x: Any, out: np.ndarray, params: dict) -> Tensor:
+    """The result of an application no graph records."""
+    if op.view:
+        return _view(op, x, wrap(out), params)
+    return wrap(out)
+
+
+def _record_many(op: Op, inputs: tuple, datas: list, params: dict, out: Any) -> Node | None:
+    """The node of an op with other than one or two operands (cat, einsum, ...), or None
+    when none of them is tracked."""
+    next_ = tuple([(x.grad_fn or x) if isinstance(x, Tensor) and x._rg else None for x in inputs])
+    for producer in next_:  # (not next_.count(None): that would call Tensor.__eq__)
+        if producer is not None:
+            break
+    else:
+        return None
+    reads = op.read_inputs
+    if reads is not None:  # tracked inputs the VJP never reads: reached through next_
+        inputs = tuple(
+            [
+                x
+                if n is None or i in reads or x._array.size < SMALL
+                else ShapeOnly(x._array, x._output_nr)
+                for i, (x, n) in enumerate(zip(inputs, next_, strict=True))
+            ]
+        )
+        datas = [x._array if isinstance(x, (Tensor, ShapeOnly)) else x for x in inputs]
+    kept = ShapeOnly(out) if not op.keeps_output and out.size >= SMALL else out
+    cls = op.node_class
+    if cls is not None:
+        return cls(op, inputs, datas, params, kept, next_, WRITES[0])
+    return named(Node(op, inputs, datas, params, kept, next_, WRITES[0]))
+
+
 def _view(op: Op, x: Any, out: Tensor, params: dict) -> Tensor:
     views.register(op, x, out, params)
     return out
-
-
-def _stand_ins(reads: tuple[int, ...], inputs: tuple, next_: tuple) -> tuple:
-    """The inputs a node keeps when its VJP reads some of them (``reads``): only the shapes
-    of the large tracked others."""
-    return tuple(
-        [
-            x
-            if n is None or i in reads or x._array.size < SMALL
-            else ShapeOnly(x._array, x._output_nr)
-            for i, (x, n) in enumerate(zip(inputs, next_, strict=True))
-        ]
-    )
 
 
 class ShapeOnly:
@@ -316,7 +361,7 @@ def raw(x: Any) -> np.ndarray:
     return x._array if isinstance(x, Tensor) else np.asarray(x)
 
 
-def _check_limit(op: Op, datas: list, params: dict) -> None:
+def _check_limit(op: Op, datas: Sequence, params: dict) -> None:
     if op.shape_rule is broadcast_shape:  # elementwise: grows only when shapes differ
         shape = None
         for d in datas:
@@ -330,28 +375,5 @@ def _check_limit(op: Op, datas: list, params: dict) -> None:
     try:
         shape = op.shape_rule(*[np.shape(d) for d in datas], **params)
     except (AgradShapeError, AgradValueError) as err:
-        raise _named(op, err) from None
+        raise with_op_name(op, err) from None
     limits.check_shape(shape, op.name)
-
-
-def _explain_failure(op: Op, datas: list, params: dict, exc: Exception) -> Exception:
-    if isinstance(exc, AgradError):  # the forward's own clean error keeps its class
-        return _named(op, exc)
-    shapes = [np.shape(d) for d in datas]
-    try:
-        op.shape_rule(*shapes, **params)
-    except (AgradShapeError, AgradValueError, AgradLimitError) as err:
-        return _named(op, err)
-    return AgradValueError(f"{op.name}: {exc} (operand shapes {_fmt_shapes(shapes)})")
-
-
-def _named(op: Op, err: AgradError) -> Exception:
-    """A shape rule's error, its message starting with the op's name."""
-    text = str(err)
-    if text.startswith(f"{op.name}:") or text.startswith(f"{op.name}("):
-        return err
-    return err.with_prefix(op.name)  # (PyTorch's wording, when shown, is left as it is)
-
-
-def _fmt_shapes(shapes: list) -> str:
-    return ", ".join(str(tuple(s)) for s in shapes)

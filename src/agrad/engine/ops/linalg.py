@@ -7,11 +7,11 @@ import numpy as np
 
 from ...errors import AgradShapeError
 from .. import batching
-from .core import BINARY, PRODUCT, Case, Op, raw, register
+from .core import BINARY, PRODUCT, Case, Op, register
 
 
 def _matmul_name(node):
-    a, b = (np.ndim(raw(x)) for x in node.inputs)
+    a, b = (np.ndim(x) for x in node.arrays)  # (arrays, or stand-ins that know their ndim)
     return {(1, 1): "DotBackward0", (2, 1): "MvBackward0", (2, 2): "MmBackward0",
             (1, 2): "SqueezeBackward4"}.get((a, b), "UnsafeViewBackward0")  # fmt: skip
 
