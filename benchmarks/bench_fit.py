@@ -22,6 +22,7 @@ import gc  # noqa: E402
 import statistics  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
+from typing import Any  # noqa: E402
 
 import _common  # noqa: E402
 import numpy as np  # noqa: E402
@@ -32,38 +33,32 @@ X = np.linspace(-1.0, 1.0, 32)
 Y = 3.0 * X - 0.5 + 0.1 * np.sin(7.0 * X)  # a line plus a wiggle: the fit is not exact
 
 
+def _loop(torch: Any, steps: int) -> tuple[float, float, float]:
+    """The training loop as a PyTorch user writes it; run on torch and on agrad."""
+    x, y = torch.tensor(X), torch.tensor(Y)
+    w = torch.zeros((), dtype=torch.float64, requires_grad=True)
+    b = torch.zeros((), dtype=torch.float64, requires_grad=True)
+    opt = torch.optim.SGD([w, b], lr=LR, momentum=MOMENTUM)
+    loss = 0.0
+    for _ in range(steps):
+        opt.zero_grad()
+        out = ((w * x + b - y) ** 2).mean()
+        loss = float(out.detach())
+        out.backward()
+        opt.step()
+    return float(w.detach()), float(b.detach()), loss
+
+
 def torch_loop(steps: int) -> tuple[float, float, float]:
     import torch
 
-    x, y = torch.tensor(X), torch.tensor(Y)
-    w = torch.zeros((), dtype=torch.float64, requires_grad=True)
-    b = torch.zeros((), dtype=torch.float64, requires_grad=True)
-    opt = torch.optim.SGD([w, b], lr=LR, momentum=MOMENTUM)
-    loss = 0.0
-    for _ in range(steps):
-        opt.zero_grad()
-        out = ((w * x + b - y) ** 2).mean()
-        loss = float(out)
-        out.backward()
-        opt.step()
-    return float(w), float(b), loss
+    return _loop(torch, steps)
 
 
 def agrad_loop(steps: int) -> tuple[float, float, float]:
-    import agrad as torch  # the same code as torch_loop, on agrad
+    import agrad  # the same code as torch_loop (import agrad as torch)
 
-    x, y = torch.tensor(X), torch.tensor(Y)
-    w = torch.zeros((), dtype=torch.float64, requires_grad=True)
-    b = torch.zeros((), dtype=torch.float64, requires_grad=True)
-    opt = torch.optim.SGD([w, b], lr=LR, momentum=MOMENTUM)
-    loss = 0.0
-    for _ in range(steps):
-        opt.zero_grad()
-        out = ((w * x + b - y) ** 2).mean()
-        loss = float(out)
-        out.backward()
-        opt.step()
-    return float(w), float(b), loss
+    return _loop(agrad, steps)
 
 
 def agrad_fit(steps: int) -> tuple[float, float, float]:
