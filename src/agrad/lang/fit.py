@@ -50,6 +50,12 @@ def fit(
             f"fit minimises a single number, but the output has shape "
             f"{tuple(first.output.shape)}; reduce it, e.g. sum(...) or mean(...)"
         )
+    if not first.output.requires_grad:  # backward would refuse it in PyTorch's words
+        names = ", ".join(session.wrt)
+        raise AgradValueError(
+            f"fit: the output does not depend on --wrt {names} (its gradient is always 0), "
+            "so there is nothing to fit; name the parameters the loss is computed from"
+        )
     for name in session.wrt:
         if not session.program.bindable(name):
             line = session.program.assigned[name].line
