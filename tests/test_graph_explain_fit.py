@@ -792,13 +792,3 @@ def test_piped_output_is_clean(line_data, no_color):
             assert "\x1b[" not in stream
             assert "\r" not in stream
             assert "fitting" not in stream
-
-
-@pytest.mark.parametrize("program", ["v = w * 2; sum(x)", "v = w; sum(x * 3)"])
-def test_fit_of_a_loss_its_parameters_do_not_reach_says_so(program, capsys):
-    from agrad.cli import run
-
-    code = run(["fit", program, "--wrt", "w", "--set", "w=1", "--set", "x=[1, 2]"])
-    err = capsys.readouterr().err.strip().splitlines()
-    assert code == 2 and len(err) == 1
-    assert err[0].startswith("error: fit: the output does not depend on --wrt w")
