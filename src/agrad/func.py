@@ -144,8 +144,9 @@ def vjp(func: Callable, *primals: Any, has_aux: bool = False) -> tuple[Any, ...]
 
     def vjp_fn(cotangents: Any, *more: Any) -> tuple[Any, ...]:
         outs = list(out) if isinstance(out, (tuple, list)) else [out]
+        # vjp_fn(ct) for one output, vjp_fn((ct1, ct2)) or vjp_fn(ct1, ct2) for several
         seeds = (
-            [cotangents, *more] if more or not isinstance(cotangents, tuple) else list(cotangents)
+            list(cotangents) if isinstance(cotangents, tuple) and not more else [cotangents, *more]
         )
         grads = _functional.tolerant_grad(outs, leaves, seeds, create_graph=keep,
                                           retain_graph=True)  # fmt: skip

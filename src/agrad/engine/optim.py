@@ -68,10 +68,17 @@ class Optimizer:
     def _update(self) -> None:
         raise NotImplementedError
 
-    def _params_with_grad(self, group: dict[str, Any]):
+    def _params_with_grad(self, group: dict[str, Any], coupled_decay: bool = True):
+        """(param, direction, state) for each parameter with a gradient: the gradient
+        negated under ``maximize`` and, with ``coupled_decay``, plus weight_decay·p (the L2
+        term every optimizer but AdamW adds to it, after the sign, as PyTorch's do)."""
+        maximize, decay = group.get("maximize", False), group.get("weight_decay", 0)
         for p in group["params"]:
             if p._grad is not None:
-                yield p, p._grad._array, self.state.setdefault(id(p), {})
+                g = -p._grad._array if maximize else p._grad._array
+                if decay and coupled_decay:
+                    g = g + decay * p._array
+                yield p, g, self.state.setdefault(id(p), {})
 
 
 class SGD(Optimizer):
@@ -112,9 +119,6 @@ class SGD(Optimizer):
         for group in self.param_groups:
             lr, mom, damp = group["lr"], group["momentum"], group["dampening"]
             for p, g, state in self._params_with_grad(group):
-                g = -g if group["maximize"] else g
-                if group["weight_decay"]:
-                    g = g + group["weight_decay"] * p._array
                 if mom:
                     buf = state.get("momentum_buffer")
                     buf = np.array(g, copy=True) if buf is None else mom * buf + (1 - damp) * g
@@ -157,10 +161,7 @@ class Adam(Optimizer):
     def _update(self) -> None:
         for group in self.param_groups:
             beta1, beta2 = group["betas"]
-            for p, g, state in self._params_with_grad(group):
-                g = -g if group["maximize"] else g
-                if group["weight_decay"] and not self.decoupled:
-                    g = g + group["weight_decay"] * p._array
+            for p, g, state in self._params_with_grad(group, coupled_decay=not self.decoupled):
                 if not state:
                     state.update(
                         step=0, exp_avg=np.zeros_like(p._array), exp_avg_sq=np.zeros_like(p._array)

@@ -36,9 +36,6 @@ class RMSprop(Optimizer):
         for group in self.param_groups:
             alpha, eps, mom = group["alpha"], group["eps"], group["momentum"]
             for p, g, state in self._params_with_grad(group):
-                g = -g if group["maximize"] else g
-                if group["weight_decay"]:
-                    g = g + group["weight_decay"] * p._array
                 if not state:
                     state.update(step=0, square_avg=np.zeros_like(p._array))
                     if mom:
@@ -84,9 +81,6 @@ class Adagrad(Optimizer):
     def _update(self) -> None:
         for group in self.param_groups:
             for p, g, state in self._params_with_grad(group):
-                g = -g if group["maximize"] else g
-                if group["weight_decay"]:
-                    g = g + group["weight_decay"] * p._array
                 if not state:
                     start = group["initial_accumulator_value"]
                     state.update(step=0, sum=np.full_like(p._array, start))

@@ -147,21 +147,21 @@ def _softplus_neg(ns, x):
     return kernels.softplus(-x, 1.0, math.inf)
 
 
-def _bce_terms(ns, x, t, weight, pos_weight):
+def _bce_terms(t, weight, pos_weight):
     lw = 1.0 if pos_weight is None else 1.0 + (np.asarray(pos_weight) - 1.0) * t
     w = 1.0 if weight is None else np.asarray(weight)
     return lw, w
 
 
 def _bce_forward(x, t, weight=None, pos_weight=None, reduction="mean"):
-    lw, w = _bce_terms(np, x, t, weight, pos_weight)
+    lw, w = _bce_terms(t, weight, pos_weight)
     losses = w * ((1.0 - t) * x + lw * _softplus_neg(np, x))
     return _reduce(losses, reduction)
 
 
 def _bce_complex(x, t, weight=None, pos_weight=None, reduction="mean"):
     # softplus(-z) by the branch that does not overflow for the real part: both analytic.
-    lw, w = _bce_terms(np, x, t, weight, pos_weight)
+    lw, w = _bce_terms(t, weight, pos_weight)
     big = np.real(x) >= 0
     low = -x + np.log1p(np.exp(np.where(big, 0, x)))
     tail = np.where(big, np.log1p(np.exp(-np.where(big, x, 0))), low)
@@ -175,7 +175,7 @@ def _reduce(losses, reduction):
 
 
 def _bce_vjp(ns, g, out, x, t, weight=None, pos_weight=None, reduction="mean"):
-    lw, w = _bce_terms(ns, x, t, weight, pos_weight)
+    lw, w = _bce_terms(t, weight, pos_weight)
     lead = batch_of(g, out.ndim)
     if reduction != "none":
         g = g.reshape(lead + (1,) * x.ndim)

@@ -9,10 +9,12 @@ create_graph and carries batch axes.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ...errors import AgradIndexError, AgradShapeError
-from .core import Case, Op, Saves, batch_of, register
+from .core import Case, Op, Saves, batch_of, normalize_axis, register
 from .windows import checked, each_point
 
 
@@ -52,11 +54,7 @@ def _index_add_vjp(ns, g, out, x, source, dim, index, alpha=1):
 
 def _index_add_shape(shape, source, dim, index, alpha=1):
     n = len(shape)
-    if not -max(n, 1) <= dim < max(n, 1):
-        raise AgradIndexError(
-            f"Dimension out of range (expected to be in range of [{-max(n, 1)}, "
-            f"{max(n, 1) - 1}], but got {dim})"
-        )
+    d = normalize_axis(dim, n, "index_add")  # PyTorch's IndexError out of range
     idx = np.asarray(index)
     if idx.ndim > 1:
         raise AgradIndexError(
@@ -67,24 +65,20 @@ def _index_add_shape(shape, source, dim, index, alpha=1):
         raise AgradShapeError(
             f"index_add_(): Expected dtype int32/int64 for index but got: {idx.dtype}"
         )
-    d = dim % max(n, 1)
-    size = shape[d] if n else 1
+    size = shape[d] if n else 1  # (a 0-d tensor has the one slot 0)
     bad = idx[(idx < 0) | (idx >= size)]
     if bad.size:
         raise AgradShapeError(
             f"index {int(bad.flat[0])} is out of bounds for dimension {d} with size {size}"
         )
-    wanted = list(shape)
-    if n:
-        wanted[d] = idx.size
-    source = tuple(source)
-    given = source[d] if n and len(source) > d else (source[0] if source else 1)
-    if n and given != idx.size or not n and int(np.prod(source)) != 1:
+    shape, source = tuple(shape), tuple(source)
+    given = (source[d] if len(source) > d else 1) if n else math.prod(source)
+    if given != (idx.size if n else 1):
         raise AgradShapeError(
             f"index_add_(): Number of indices ({idx.size}) should be equal to "
             f"source.size(dim): ({given}), for dim: {dim}"
         )
-    if n and source != tuple(wanted):
+    if n and source != shape[:d] + (idx.size,) + shape[d + 1 :]:
         raise AgradShapeError(
             "source tensor shape must match self tensor shape, excluding the specified "
             f"dimension. Got self.shape = {list(shape)} source.shape = {list(source)}"
