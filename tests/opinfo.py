@@ -217,6 +217,33 @@ INFO: dict[str, Info] = {
         api="agrad.pow(p, y)",
         method="p.pow(y)",
     ),
+    "asinh": _sample("asinh"),
+    "acosh": Info(program=_cli("sum(acosh(p + 1))", "p")),
+    "atanh": Info(program=_cli("sum(atanh(s))", "s")),
+    "exp2": _sample("exp2"),
+    "logit": Info(program=_cli("sum(logit(p / 3))", "p"), api="agrad.logit(p / 3, 0.2)"),
+    "frac": Info(program=_cli("sum(frac(x * 3))", "x")),
+    "nan_to_num": Info(
+        not_in_language="the language's values are finite where it is differentiated",
+        api="agrad.nan_to_num(x / mask)",
+        method="x.nan_to_num(nan=1.0, posinf=2.0)",
+    ),
+    "atan2": Info(program=_cli("sum(atan2(x, y))", "x", "y")),
+    "hypot": Info(program=_cli("sum(hypot(x, y))", "x", "y")),
+    "logaddexp": Info(program=_cli("sum(logaddexp(x, y))", "x", "y")),
+    "logaddexp2": Info(
+        not_in_language="logaddexp2 is a Python-API op (the language has logaddexp)",
+        api="agrad.logaddexp2(x, y)",
+        method="x.logaddexp2(y)",
+    ),
+    "xlogy": Info(
+        not_in_language="xlogy is a Python-API op", api="agrad.xlogy(x, p)", method="x.xlogy(p)"
+    ),
+    "fmod": Info(
+        not_in_language="fmod is a Python-API op (the language has remainder)",
+        api="agrad.fmod(x, 0.5)",
+        method="p.fmod(y + 2)",
+    ),
     "maximum": Info(program=_cli("sum(maximum(x, y))", "x", "y")),
     "minimum": Info(program=_cli("sum(minimum(x, y))", "x", "y")),
     "where": Info(

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import AgradShapeError, AgradValueError
-from . import linalg_public, nn_public, shaping  # noqa: F401 - they register their functions
+from . import composites, linalg_public, nn_public, shaping  # noqa: F401 - they register
 from . import public as _public
 from .args import SCALAR, as_tensor, astype, axis_of, first, keep_of, operand, pair  # noqa: F401
 from .ops import TABLE, apply

@@ -14,7 +14,7 @@ import numpy as np
 
 from ..errors import AgradValueError
 from . import functions as F
-from . import shaping
+from . import gathering, shaping
 from .args import as_tensor, first
 from .grad_attr import scalar_type_name
 from .ops.core import TABLE, apply
@@ -245,5 +245,6 @@ FUNCTIONS = {
     "split": split, "chunk": chunk, "masked_fill": masked_fill, "nonzero": nonzero,
     "where": where, "index_add": index_add,
 }  # fmt: skip
-METHODS = {**FUNCTIONS, "repeat": repeat, "index_add_": index_add_}
+FUNCTIONS.update(gathering.FUNCTIONS)  # gather, scatter, index_select, ...
+METHODS = {**FUNCTIONS, "repeat": repeat, "index_add_": index_add_, **gathering.METHODS}
 del METHODS["where"]  # Tensor.where(cond, other) is x where cond: kept as it is

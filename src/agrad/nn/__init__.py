@@ -5,16 +5,46 @@ pooling and normalization are checkable and explainable like every other op."""
 from __future__ import annotations
 
 from . import functional, init, utils
+from .activation_modules import (
+    CELU,
+    ELU,
+    GLU,
+    SELU,
+    Hardshrink,
+    Hardsigmoid,
+    Hardswish,
+    Hardtanh,
+    LogSigmoid,
+    Mish,
+    PReLU,
+    ReLU6,
+    Softmin,
+    Softshrink,
+    Softsign,
+    Tanhshrink,
+    Threshold,
+)
 from .containers import ModuleDict, ModuleList, Sequential
 from .layers import Bilinear, Conv1d, Conv2d, Embedding, Flatten, Identity, Linear, Unflatten
 from .loss import (
     BCELoss,
     BCEWithLogitsLoss,
+    CosineEmbeddingLoss,
+    CosineSimilarity,
     CrossEntropyLoss,
+    GaussianNLLLoss,
+    HingeEmbeddingLoss,
+    HuberLoss,
+    KLDivLoss,
     L1Loss,
+    MarginRankingLoss,
     MSELoss,
     NLLLoss,
+    PairwiseDistance,
+    PoissonNLLLoss,
     SmoothL1Loss,
+    SoftMarginLoss,
+    TripletMarginLoss,
 )
 from .module import Module
 from .modules import (
@@ -38,6 +68,34 @@ from .modules import (
 from .parameter import Parameter
 
 __all__ = [
+    "KLDivLoss",
+    "HuberLoss",
+    "PoissonNLLLoss",
+    "GaussianNLLLoss",
+    "SoftMarginLoss",
+    "MarginRankingLoss",
+    "HingeEmbeddingLoss",
+    "CosineEmbeddingLoss",
+    "TripletMarginLoss",
+    "CosineSimilarity",
+    "PairwiseDistance",
+    "CELU",
+    "ELU",
+    "GLU",
+    "SELU",
+    "Hardshrink",
+    "Hardsigmoid",
+    "Hardswish",
+    "Hardtanh",
+    "LogSigmoid",
+    "Mish",
+    "PReLU",
+    "ReLU6",
+    "Softmin",
+    "Softshrink",
+    "Softsign",
+    "Tanhshrink",
+    "Threshold",
     "GELU",
     "AdaptiveAvgPool2d",
     "AvgPool2d",

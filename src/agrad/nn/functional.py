@@ -30,6 +30,8 @@ from ..engine.ops import TABLE, apply
 from ..engine.ops.windows import ints, out_sizes, pairs
 from ..engine.tensor import Tensor
 from ..errors import AgradShapeError, AgradValueError
+from .activations import *  # noqa: F403 - elu, hardswish, glu, ...
+from .activations import __all__ as _ACTIVATIONS
 from .losses import (
     binary_cross_entropy,
     binary_cross_entropy_with_logits,
@@ -38,6 +40,8 @@ from .losses import (
     mse_loss,
     smooth_l1_loss,
 )
+from .losses_more import *  # noqa: F403 - kl_div, huber_loss, cosine_similarity, ...
+from .losses_more import __all__ as _LOSSES_MORE
 
 # ---- linear layers -------------------------------------------------------------------------
 
@@ -309,4 +313,6 @@ __all__ = [
     "softplus",
     "tanh",
     "unfold",
+    *_ACTIVATIONS,
+    *_LOSSES_MORE,
 ]

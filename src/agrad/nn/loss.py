@@ -119,3 +119,120 @@ class BCEWithLogitsLoss(_Loss):
         return NF.binary_cross_entropy_with_logits(
             input, target, self.weight, reduction=self.reduction, pos_weight=self.pos_weight
         )
+
+
+class KLDivLoss(_Loss):
+    def __init__(self, size_average: Any = None, reduce: Any = None, reduction: str = "mean",
+                 log_target: bool = False) -> None:  # fmt: skip
+        super().__init__(size_average, reduce, reduction)
+        self.log_target = log_target
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
+        return NF.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
+
+
+class HuberLoss(_Loss):
+    def __init__(self, reduction: str = "mean", delta: float = 1.0) -> None:
+        super().__init__(reduction=reduction)
+        self.delta = delta
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
+        return NF.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
+
+
+class PoissonNLLLoss(_Loss):
+    def __init__(
+        self,
+        log_input: bool = True,
+        full: bool = False,
+        size_average: Any = None,
+        eps: float = 1e-8,
+        reduce: Any = None,
+        reduction: str = "mean",
+    ) -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.log_input, self.full, self.eps = log_input, full, eps
+
+    def forward(self, log_input: Tensor, target: Tensor) -> Tensor:
+        return NF.poisson_nll_loss(log_input, target, log_input=self.log_input, full=self.full,
+                                   eps=self.eps, reduction=self.reduction)  # fmt: skip
+
+
+class GaussianNLLLoss(_Loss):
+    def __init__(self, *, full: bool = False, eps: float = 1e-6, reduction: str = "mean") -> None:
+        super().__init__(reduction=reduction)
+        self.full, self.eps = full, eps
+
+    def forward(self, input: Tensor, target: Tensor, var: Tensor) -> Tensor:  # noqa: A002
+        return NF.gaussian_nll_loss(input, target, var, full=self.full, eps=self.eps,
+                                    reduction=self.reduction)  # fmt: skip
+
+
+class SoftMarginLoss(_Loss):
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
+        return NF.soft_margin_loss(input, target, reduction=self.reduction)
+
+
+class _MarginLoss(_Loss):
+    default_margin = 0.0
+
+    def __init__(self, margin: float | None = None, size_average: Any = None, reduce: Any = None,
+                 reduction: str = "mean") -> None:  # fmt: skip
+        super().__init__(size_average, reduce, reduction)
+        self.margin = self.default_margin if margin is None else margin
+
+
+class MarginRankingLoss(_MarginLoss):
+    def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
+        return NF.margin_ranking_loss(input1, input2, target, self.margin,
+                                      reduction=self.reduction)  # fmt: skip
+
+
+class HingeEmbeddingLoss(_MarginLoss):
+    default_margin = 1.0
+
+    def forward(self, input: Tensor, target: Tensor) -> Tensor:  # noqa: A002
+        return NF.hinge_embedding_loss(input, target, self.margin, reduction=self.reduction)
+
+
+class CosineEmbeddingLoss(_MarginLoss):
+    def forward(self, input1: Tensor, input2: Tensor, target: Tensor) -> Tensor:
+        return NF.cosine_embedding_loss(input1, input2, target, self.margin,
+                                        reduction=self.reduction)  # fmt: skip
+
+
+class TripletMarginLoss(_Loss):
+    def __init__(
+        self,
+        margin: float = 1.0,
+        p: float = 2.0,
+        eps: float = 1e-6,
+        swap: bool = False,
+        size_average: Any = None,
+        reduce: Any = None,
+        reduction: str = "mean",
+    ) -> None:
+        super().__init__(size_average, reduce, reduction)
+        self.margin, self.p, self.eps, self.swap = margin, p, eps, swap
+
+    def forward(self, anchor: Tensor, positive: Tensor, negative: Tensor) -> Tensor:
+        return NF.triplet_margin_loss(anchor, positive, negative, self.margin, self.p, self.eps,
+                                      self.swap, reduction=self.reduction)  # fmt: skip
+
+
+class CosineSimilarity(Module):
+    def __init__(self, dim: int = 1, eps: float = 1e-8) -> None:
+        super().__init__()
+        self.dim, self.eps = dim, eps
+
+    def forward(self, x1: Tensor, x2: Tensor) -> Tensor:
+        return NF.cosine_similarity(x1, x2, self.dim, self.eps)
+
+
+class PairwiseDistance(Module):
+    def __init__(self, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False) -> None:
+        super().__init__()
+        self.norm, self.eps, self.keepdim = p, eps, keepdim
+
+    def forward(self, x1: Tensor, x2: Tensor) -> Tensor:
+        return NF.pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)

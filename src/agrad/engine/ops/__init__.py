@@ -7,6 +7,7 @@ from . import (  # noqa: F401 - each module registers its entries
     decomp,
     einsum,
     elementwise,
+    elementwise_math,
     indexing,
     linalg,
     losses,

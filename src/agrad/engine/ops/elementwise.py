@@ -204,6 +204,7 @@ register(
     unary("abs", "AbsBackward0", np.abs, _abs_vjp, "d |a|/da = sign(a)", kink=True,
           special=(special([-1.0, 0.0, 2.0], at_kink=True),)),
     unary("sign", "SignBackward0", _sign, _zero_vjp, "d sign(a)/da = 0", saves=NOTHING,
+          aliases=("sgn",),  # PyTorch's sgn of a real tensor (its grad_fn: SgnBackward0)
           kink=True),
     unary("floor", "FloorBackward0", np.floor, _zero_vjp, "d floor(a)/da = 0 (a step function)",
           saves=NOTHING, kink=True, special=(special([-1.5, 0.0, 2.0], at_kink=True),)),
