@@ -14,7 +14,15 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..errors import AgradShapeError, AgradValueError
-from . import composites, linalg_public, nn_public, shaping  # noqa: F401 - they register
+from . import (  # noqa: F401 - they register their functions
+    arranging,
+    composites,
+    linalg_public,
+    nn_public,
+    numeric,
+    shaping,
+    statistics,
+)
 from . import public as _public
 from .args import SCALAR, as_tensor, astype, axis_of, first, keep_of, operand, pair  # noqa: F401
 from .ops import TABLE, apply

@@ -246,5 +246,14 @@ FUNCTIONS = {
     "where": where, "index_add": index_add,
 }  # fmt: skip
 FUNCTIONS.update(gathering.FUNCTIONS)  # gather, scatter, index_select, ...
-METHODS = {**FUNCTIONS, "repeat": repeat, "index_add_": index_add_, **gathering.METHODS}
+
+
+def masked_fill_(self: Tensor, mask: Any, value: Any) -> Tensor:
+    if isinstance(value, Tensor):  # an operand, so a value that requires grad is tracked
+        return self._inplace(lambda s, v: masked_fill(s, mask, v), value)
+    return self._inplace(lambda s: masked_fill(s, mask, value))
+
+
+METHODS = {**FUNCTIONS, "repeat": repeat, "index_add_": index_add_, **gathering.METHODS,
+           "masked_fill_": masked_fill_}  # fmt: skip
 del METHODS["where"]  # Tensor.where(cond, other) is x where cond: kept as it is
