@@ -88,7 +88,7 @@ def column_stack(tensors: Any) -> Tensor:
 @public()
 def block_diag(*tensors: Any) -> Tensor:
     """The tensors (0-d, 1-D as a row, or 2-D) as blocks down the diagonal, zeros elsewhere."""
-    blocks = []
+    blocks: list[Tensor] = []
     for t in _tensors(tensors):
         if t.ndim > 2:
             raise AgradShapeError(

@@ -175,7 +175,8 @@ def matrix_power(input: Any, n: int) -> Tensor:  # noqa: A002
     if n == 0:
         return wrap(np.broadcast_to(np.eye(a.shape[-1], dtype=a._array.dtype), a.shape).copy())
     base = API["inverse"](a) if n < 0 else a
-    result, power = None, base
+    result: Tensor | None = None
+    power = base
     k = abs(int(n))
     while k:  # by squaring, as PyTorch
         if k & 1:
@@ -183,6 +184,7 @@ def matrix_power(input: Any, n: int) -> Tensor:  # noqa: A002
         k >>= 1
         if k:
             power = API["matmul"](power, power)
+    assert result is not None  # (k >= 1)
     return result
 
 

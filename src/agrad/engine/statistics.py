@@ -10,7 +10,7 @@ where the index says. The full median, as PyTorch's, shares it evenly among the 
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -264,7 +264,10 @@ def searchsorted(sorted_sequence: Any, input: Any, *, out_int32: bool = False,  
     seq = first(sorted_sequence)._array if isinstance(sorted_sequence, Tensor) else \
         np.asarray(sorted_sequence)  # fmt: skip
     values = input._array if isinstance(input, Tensor) else np.asarray(input)
-    how = side or ("right" if right else "left")
+    wanted = side or ("right" if right else "left")
+    if wanted not in ("left", "right"):
+        raise AgradValueError(f"side can only be 'left' or 'right' but got {wanted!r}")
+    how: Literal["left", "right"] = "right" if wanted == "right" else "left"
     if seq.ndim <= 1:
         found = np.searchsorted(seq, values, side=how)
     else:
