@@ -116,7 +116,7 @@ def main(argv: list[str]) -> None:
     kink_report = agrad_check(s=kinked).variables["x"]
     evaluations["ladder (relu program)"] = kink_report.evaluations / kink_report.compared
     print()
-    print("max |numeric - exact| over the 1,000 gradient elements:")
+    print(f"max |numeric - exact| over the {n:,} gradient elements:")
     for name, err in accuracy.items():
         print(f"  {name:<24} {err:.2e}")
     print()

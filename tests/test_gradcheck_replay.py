@@ -444,3 +444,14 @@ def test_a_stand_in_caught_disagreeing_mid_check_gives_way_to_real_calls(monkeyp
     monkeypatch.setattr(recorded, "SAMPLES", 0)
     monkeypatch.setattr(callables, "checked", lambda run, real: (run, lambda points: None))
     assert not agrad.autograd.gradcheck(f, (xa,), raise_exception=False)  # what it guards
+
+
+def test_a_proof_that_fails_to_run_leaves_the_check_to_real_calls(monkeypatch):
+    def broken(*args, **kwargs):
+        raise RuntimeError("the tape cannot be built")
+
+    monkeypatch.setattr(callables, "Tape", broken)
+    xa, _ = _inputs()
+    assert _path(RIGHT["sin_x2"][0](agrad), xa) == "calls"
+    assert agrad.autograd.gradcheck(RIGHT["sin_x2"][0](agrad), (xa,))
+    assert not agrad.autograd.gradcheck(WRONG["detach"](agrad), (xa,), raise_exception=False)

@@ -171,11 +171,18 @@ class AgradCallableTarget:
     def _record_replay(self) -> Replay | None:
         """The replay of a float64 recording, when it is proved to be the function."""
         wide = tuple(_widened(x, leaf=True) for x in self.inputs)
-        leaves = [wide[i] for i in self.positions]
         with escapes() as moved:
             outputs = self._call(wide, record=True)
         if moved():
             return None
+        try:
+            with np.errstate(all="ignore"):
+                return self._proved(wide, outputs)
+        except Exception:  # (e.g. the function refuses a perturbed point): not proved
+            return None
+
+    def _proved(self, wide: tuple, outputs: list[Tensor]) -> Replay | None:
+        leaves = [wide[i] for i in self.positions]
         tapes = [Tape(o, leaves) for o in outputs]
         if not all(replayable(t) for t in tapes):
             return None
@@ -200,7 +207,7 @@ class AgradCallableTarget:
         if not all(same_tape(Tape(o, others), t) for o, t in zip(again, tapes, strict=True)):
             return None
         replay = Replay(tapes, bases, real)
-        return replay if replay.cross_check(rng, point, _flat(again)) else None
+        return replay if replay.cross_check(rng, (point, _flat(again))) else None
 
     def claim(self, name: str, wide: bool = False) -> np.ndarray:
         if wide not in self._claims:

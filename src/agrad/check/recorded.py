@@ -136,15 +136,15 @@ class Replay:
         """The replay at one point (every variable given), flat."""
         return np.concatenate([np.asarray(t(*arrays), np.float64).reshape(-1) for t in self.tapes])
 
-    def cross_check(self, rng: np.random.Generator, first: list[np.ndarray] | None = None,
-                    first_values: np.ndarray | None = None) -> bool:  # fmt: skip
-        """The replay agrees with real calls at the base and at full-vector perturbations
-        of the ladder's first step."""
+    def cross_check(self, rng: np.random.Generator, seen: tuple | None = None) -> bool:
+        """The replay agrees with real calls at the base and at ``PERTURBED`` full-vector
+        perturbations of the ladder's first step (``seen``: one already called, as
+        (point, values))."""
         if not agree(self.real(self.bases), self.at(self.bases)):
             return False
         for count in range(PERTURBED):
-            if count == 0 and first is not None:
-                point, values = first, first_values
+            if count == 0 and seen is not None:
+                point, values = seen
             else:
                 point = perturbed(self.bases, rng)
                 values = self.real(point)
