@@ -22,6 +22,7 @@ import agrad.check.recorded as recorded
 from agrad.check.callables import AgradCallableTarget
 from agrad.check.checker import check_target
 from agrad.check.options import CheckOptions
+from agrad.check.verdict import PASS
 from agrad.engine.escapes import ESCAPES
 
 torch = pytest.importorskip("torch")
@@ -226,7 +227,20 @@ SAME_VERDICTS = {
     "float32": (lambda x: (agrad.tanh(x) * x).sum(), X, np.float32),
     "float32_vector": (lambda x: agrad.exp(x) * x.sum(), X, np.float32),
     "pole_near": (lambda x: (1 / (x - 2.0 + 1e-7)).sum(), [1.0, 2.0], np.float64),
+    # kinks a replay would hide (a comparison's mask is a constant of the tape): the
+    # cross-check's perturbed points cross them, so the calls decide; max's forward is
+    # re-run (np.amax), so a near tie is replayed
+    "mask_near": (lambda x: (x * (x > 0)).sum(), [1e-9, 1.0, -2.0], np.float64),
+    "where_near": (lambda x: agrad.where(x > 0, x, 0.5 * x).sum(), [1e-9, 1.0], np.float64),
+    "max_tie_near": (
+        lambda x: x.reshape(2, 2).max(dim=1).values.sum(),
+        [1.0, 1.0 + 1e-9, 0.5, -0.5],
+        np.float64,
+    ),  # fmt: skip
 }
+
+
+CALLED = {"jump_near", "mask_near", "where_near"}  # replays refused
 
 
 @pytest.mark.parametrize("fast", [False, True])
@@ -246,7 +260,7 @@ def test_the_replay_judges_every_element_as_the_calls_do(monkeypatch, name, fast
     assert replayed.ok == called.ok
     np.testing.assert_array_equal(replayed.verdicts, called.verdicts)
     np.testing.assert_array_equal(replayed.reasons, called.reasons)
-    assert name == "jump_near" or replayed_target._replay[0] is not None
+    assert (replayed_target._replay[0] is None) == (name in CALLED)
 
 
 # ---- custom Functions: the user's own code, called point by point -------------------------------
@@ -434,7 +448,7 @@ def test_a_stand_in_caught_disagreeing_mid_check_gives_way_to_real_calls(monkeyp
     """Proved at the base only, a stand-in that differs elsewhere is caught by the ladder's
     sampled points, and the variable is checked again with real calls: it passes, as the
     function with grad mode on (the one autograd differentiates) is right."""
-    monkeypatch.setattr(callables, "PERTURBED", 0)
+    monkeypatch.setattr(callables, "PERTURBED", 0)  # the base only
     xa, _ = _long()
     base = xa.detach().numpy().copy()
 
@@ -458,3 +472,18 @@ def test_a_proof_that_fails_to_run_leaves_the_check_to_real_calls(monkeypatch):
     assert _path(RIGHT["sin_x2"][0](agrad), xa) == "calls"
     assert agrad.autograd.gradcheck(RIGHT["sin_x2"][0](agrad), (xa,))
     assert not agrad.autograd.gradcheck(WRONG["detach"](agrad), (xa,), raise_exception=False)
+
+
+@pytest.mark.parametrize("at", range(12))
+def test_a_mask_boundary_within_the_first_step_of_any_element_is_never_replayed(at):
+    """The proof's points move every coordinate by exactly the ladder's first step, both
+    ways: a comparison's mask that flips within it (here a jump at element ``at``, which
+    the tape holds as a constant) is always crossed, whatever the element."""
+    values = np.linspace(-2.0, 2.0, 12)
+    values[at] = 1e-9 if at % 2 else 0.0  # at the jump, or just past it
+    x = agrad.tensor(values, requires_grad=True)
+    f = lambda v: (v + (v > 0)).sum()  # noqa: E731
+    assert _path(f, x) == "calls"
+    report = check_target(AgradCallableTarget(f, (x,)), CheckOptions()).variables["input 0"]
+    if at % 2 == 0:  # at the jump itself, no derivative: not passed
+        assert report.verdicts[0, at] != PASS

@@ -28,15 +28,16 @@ from .recorded import (
     ReplayMismatch,
     agree,
     checked,
+    directions,
     escapes,
-    perturbed,
+    moved,
     replayable,
     same_tape,
 )
 from .targets import Variable, pointwise
 
 # Points a variable's check evaluates by calls with grad mode on before the calls without
-# it are proved and used (the proof costs 2 x (1 + PERTURBED) calls).
+# it are proved and used (the proof costs 2 x (1 + 2 x PERTURBED) calls).
 LONG = 64
 
 
@@ -144,7 +145,8 @@ class AgradCallableTarget:
 
         def prove() -> tuple | None:
             rng = np.random.default_rng(20261202)
-            points = [exact.base] + [perturbed([exact.base], rng)[0] for _ in range(PERTURBED)]
+            steps = directions([exact.base], rng, PERTURBED)
+            points = [exact.base] + [p[0] for p in moved([exact.base], steps)]
             try:
                 if not all(agree(value(p, True), value(p, False)) for p in points):
                     return None
@@ -171,9 +173,9 @@ class AgradCallableTarget:
     def _record_replay(self) -> Replay | None:
         """The replay of a float64 recording, when it is proved to be the function."""
         wide = tuple(_widened(x, leaf=True) for x in self.inputs)
-        with escapes() as moved:
+        with escapes() as escaped:
             outputs = self._call(wide, record=True)
-        if moved():
+        if escaped():
             return None
         try:
             with np.errstate(all="ignore"):
@@ -194,20 +196,20 @@ class AgradCallableTarget:
                 args[i] = wrap(np.array(a, dtype=np.float64), True)
             return _flat(self._call(tuple(args), record=True))
 
-        rng = np.random.default_rng(20261201)
-        point = perturbed(bases, rng)
+        steps = directions(bases, np.random.default_rng(20261201))
+        point = moved(bases, steps)[0]
         args = list(wide)
         for i, a in zip(self.positions, point, strict=True):
             args[i] = wrap(a.copy(), True)
-        with escapes() as moved:
+        with escapes() as escaped:
             again = self._call(tuple(args), record=True)
-        if moved() or len(again) != len(outputs):
+        if escaped() or len(again) != len(outputs):
             return None
         others = [args[i] for i in self.positions]
         if not all(same_tape(Tape(o, others), t) for o, t in zip(again, tapes, strict=True)):
             return None
         replay = Replay(tapes, bases, real)
-        return replay if replay.cross_check(rng, (point, _flat(again))) else None
+        return replay if replay.cross_check(steps, _flat(again)) else None
 
     def claim(self, name: str, wide: bool = False) -> np.ndarray:
         if wide not in self._claims:

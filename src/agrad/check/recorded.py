@@ -10,12 +10,14 @@ graph batched (`engine.replay.Tape`, as `agrad check` does for programs). The pr
    nowhere (a ``no_grad`` block inside): a gradient lost there would be lost by a replay;
 2. every node is an op of the table (a custom Function's node is the user's own code,
    never replayed);
-3. a second recording at a randomly perturbed point gives the same tape, ops, parameters
-   and constants bit for bit: no constant depends on the inputs (an inner
-   ``autograd.grad``, private state, a value read through a private attribute).
+3. a second recording at a perturbed point gives the same tape, ops, parameters and
+   constants bit for bit: no constant depends on the inputs (an inner ``autograd.grad``,
+   a deep copy, private state, a value read through a private attribute).
 
-Then the replay is cross-checked against real calls: at the base and three perturbed
-points before it is used, at a few of the ladder's points while it runs, and at the worst
+Then the replay is cross-checked against real calls: at the base and at four perturbed
+points before it is used (the base moved both ways along two directions, see
+`directions`: any boundary a comparison's mask puts within the ladder's first step along
+a coordinate is crossed), at a few of the ladder's points while it runs, and at the worst
 element's points at the end. Any disagreement beyond rounding raises `ReplayMismatch`,
 and the checker starts the variable again calling the function point by point.
 """
@@ -39,7 +41,7 @@ from . import steps as S
 EPS = float(np.finfo(np.float64).eps)
 AGREE = 2.0**8 * EPS  # replay and call agree to this, relative to the values' size
 SAMPLES = 8  # ladder points per variable checked against a real call
-PERTURBED = 3  # full-vector perturbations checked before the replay is used
+PERTURBED = 2  # directions (each both ways) checked before a stand-in is used
 
 
 class ReplayMismatch(Exception):
@@ -136,18 +138,13 @@ class Replay:
         """The replay at one point (every variable given), flat."""
         return np.concatenate([np.asarray(t(*arrays), np.float64).reshape(-1) for t in self.tapes])
 
-    def cross_check(self, rng: np.random.Generator, seen: tuple | None = None) -> bool:
-        """The replay agrees with real calls at the base and at ``PERTURBED`` full-vector
-        perturbations of the ladder's first step (``seen``: one already called, as
-        (point, values))."""
+    def cross_check(self, steps: list[list[np.ndarray]], seen: np.ndarray) -> bool:
+        """The replay agrees with real calls at the base and at the base moved by each of
+        ``steps`` both ways (``seen``: the real values at the first, already called)."""
         if not agree(self.real(self.bases), self.at(self.bases)):
             return False
-        for count in range(PERTURBED):
-            if count == 0 and seen is not None:
-                point, values = seen
-            else:
-                point = perturbed(self.bases, rng)
-                values = self.real(point)
+        for count, point in enumerate(moved(self.bases, steps)):
+            values = seen if count == 0 else self.real(point)
             if not agree(values, self.at(point)):
                 return False
         return True
@@ -213,9 +210,23 @@ def checked(run: Callable, real_at: Callable) -> tuple[Callable, Callable]:
     return batch, confirm
 
 
-def perturbed(bases: list[np.ndarray], rng: np.random.Generator) -> list[np.ndarray]:
-    """Every variable moved by about the ladder's first step, in a random direction."""
-    return [
-        b + S.START * S.element_scale(b).reshape(b.shape) * rng.standard_normal(b.shape)
-        for b in bases
-    ]
+def directions(bases: list[np.ndarray], rng: np.random.Generator, count: int = PERTURBED) -> list:
+    """``count`` steps of every variable by the ladder's first step: random signs first
+    (every coordinate moves by exactly that step, so of the two points base ± step one
+    crosses any boundary that the ladder's points along a coordinate would cross), then
+    Gaussian directions (boundaries across coordinates: ties, sums)."""
+    steps = []
+    for d in range(count):
+        step = []
+        for b in bases:
+            h = S.START * S.element_scale(b).reshape(b.shape)
+            r = rng.choice([-1.0, 1.0], size=b.shape) if d == 0 else rng.standard_normal(b.shape)
+            step.append(h * r)
+        steps.append(step)
+    return steps
+
+
+def moved(bases: list[np.ndarray], steps: list[list[np.ndarray]]) -> list[list[np.ndarray]]:
+    """The base moved by each step, forward then back."""
+    return [[b + sign * d for b, d in zip(bases, step, strict=True)]
+            for step in steps for sign in (1.0, -1.0)]  # fmt: skip
