@@ -209,7 +209,7 @@ class AgradCallableTarget:
         if not all(same_tape(Tape(o, others), t) for o, t in zip(again, tapes, strict=True)):
             return None
         replay = Replay(tapes, bases, real)
-        return replay if replay.cross_check(steps, _flat(again)) else None
+        return replay if replay.cross_check(steps, _flat(outputs), _flat(again)) else None
 
     def claim(self, name: str, wide: bool = False) -> np.ndarray:
         if wide not in self._claims:

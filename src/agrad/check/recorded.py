@@ -138,13 +138,14 @@ class Replay:
         """The replay at one point (every variable given), flat."""
         return np.concatenate([np.asarray(t(*arrays), np.float64).reshape(-1) for t in self.tapes])
 
-    def cross_check(self, steps: list[list[np.ndarray]], seen: np.ndarray) -> bool:
+    def cross_check(self, steps: list, at_base: np.ndarray, at_first: np.ndarray) -> bool:
         """The replay agrees with real calls at the base and at the base moved by each of
-        ``steps`` both ways (``seen``: the real values at the first, already called)."""
-        if not agree(self.real(self.bases), self.at(self.bases)):
+        ``steps`` both ways (the real values at the base and at the first point given:
+        the two recordings)."""
+        if not agree(at_base, self.at(self.bases)):
             return False
         for count, point in enumerate(moved(self.bases, steps)):
-            values = seen if count == 0 else self.real(point)
+            values = at_first if count == 0 else self.real(point)
             if not agree(values, self.at(point)):
                 return False
         return True
