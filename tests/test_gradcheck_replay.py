@@ -89,7 +89,18 @@ WRONG = {
     "bisection": _bisection_sqrt,
     "inner_grad": lambda T: _inner_grad(T),
     "deepcopy": lambda T: lambda x: (x * copy.deepcopy(x)).sum(),  # a separate leaf
+    "in_place_unrecorded": lambda T: _in_place_unrecorded(T),
 }
+
+
+def _in_place_unrecorded(T):
+    def f(x):  # a torch-style in-place edit made where no graph records it
+        y = x * 1
+        with T.no_grad():
+            y[0] = x[1] * 3
+        return (y * x).sum()
+
+    return f
 
 
 def _no_grad(T):
@@ -487,3 +498,30 @@ def test_a_mask_boundary_within_the_first_step_of_any_element_is_never_replayed(
     report = check_target(AgradCallableTarget(f, (x,)), CheckOptions()).variables["input 0"]
     if at % 2 == 0:  # at the jump itself, no derivative: not passed
         assert report.verdicts[0, at] != PASS
+
+
+@pytest.mark.parametrize("fast", [False, True])
+@pytest.mark.parametrize("scale", [1.0, 1.01])
+def test_several_inputs_and_outputs_and_a_0d_input_as_in_pytorch(scale, fast):
+    """A 0-d and a vector input, two outputs: replayed when plain, called when one output
+    goes through a custom Function; a wrong backward fails either way."""
+
+    def make(T, custom):
+        def f(a, b):
+            second = _cube(T, scale)(b * a) if custom else ((b * a) ** 3).sin().sum()
+            return a * b.sin(), second
+
+        return f
+
+    values = (0.7, [0.3, -1.0, 2.0])
+    a, b = (agrad.tensor(v, dtype=agrad.float64, requires_grad=True) for v in values)
+    at, bt = (torch.tensor(v, dtype=torch.float64, requires_grad=True) for v in values)
+    expected = scale == 1.0
+    assert torch.autograd.gradcheck(make(torch, True), (at, bt), fast_mode=fast,
+                                    raise_exception=False) is expected  # fmt: skip
+    got = agrad.autograd.gradcheck(make(agrad, True), (a, b), fast_mode=fast, raise_exception=False)
+    assert got is expected
+    assert agrad.autograd.gradcheck(make(agrad, False), (a, b), fast_mode=fast)
+    target = AgradCallableTarget(make(agrad, False), (a, b))
+    target.function("input 0")
+    assert target._replay[0] is not None

@@ -229,5 +229,5 @@ def directions(bases: list[np.ndarray], rng: np.random.Generator, count: int = P
 
 def moved(bases: list[np.ndarray], steps: list[list[np.ndarray]]) -> list[list[np.ndarray]]:
     """The base moved by each step, forward then back."""
-    return [[b + sign * d for b, d in zip(bases, step, strict=True)]
+    return [[np.asarray(b + sign * d) for b, d in zip(bases, step, strict=True)]
             for step in steps for sign in (1.0, -1.0)]  # fmt: skip
