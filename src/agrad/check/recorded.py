@@ -118,6 +118,8 @@ def agree(real: np.ndarray, replay: np.ndarray) -> bool:
     replay = np.asarray(replay, dtype=np.float64)
     if real.shape != replay.shape:
         return False
+    if (real == replay).all():  # (the common case: the same operations, bit for bit)
+        return True
     with np.errstate(all="ignore"):
         size = np.maximum(np.abs(real), np.abs(replay))
         close = np.abs(real - replay) <= AGREE * size
@@ -221,7 +223,7 @@ def directions(bases: list[np.ndarray], rng: np.random.Generator, count: int = P
         step = []
         for b in bases:
             h = S.START * S.element_scale(b).reshape(b.shape)
-            r = rng.choice([-1.0, 1.0], size=b.shape) if d == 0 else rng.standard_normal(b.shape)
+            r = 2.0 * rng.integers(0, 2, b.shape) - 1.0 if d == 0 else rng.standard_normal(b.shape)
             step.append(h * r)
         steps.append(step)
     return steps
