@@ -1,9 +1,12 @@
 """Python functions written with agrad as check targets (gradcheck, `agrad check --python`).
 
 The numeric side calls the function itself at every point, with its floating inputs in
-float64 — never a replay of the recorded graph: a gradient lost through ``.item()``,
-``.numpy()`` or ``.detach()`` would be lost by the replay too, and the check must see the
-function the user wrote. The claim is autograd's Jacobian, one batched backward pass per
+float64 — unless the recording proves that the graph is the function (`recorded`: no
+value escaped into Python, every node an op of the table, a second recording at another
+point the same tape); then it replays the graph batched, cross-checked against real
+calls, and falls back to calling the function on any disagreement. A gradient lost
+through ``.item()``, ``.numpy()``, ``.detach()`` or a custom Function's own code is seen
+as the user wrote it. The claim is autograd's Jacobian, one batched backward pass per
 output, in the inputs' dtype and, for the precision triage, with float64 inputs.
 """
 
@@ -17,8 +20,25 @@ import numpy as np
 from ..engine.autograd import grad as autograd_grad
 from ..engine.functional import batched_jacobian
 from ..engine.grad_mode import set_grad_enabled
+from ..engine.replay import Tape
 from ..engine.tensor import Tensor, wrap
+from .recorded import (
+    PERTURBED,
+    Replay,
+    ReplayMismatch,
+    agree,
+    checked,
+    directions,
+    escapes,
+    moved,
+    replayable,
+    same_tape,
+)
 from .targets import Variable, pointwise
+
+# Points a variable's check evaluates by calls with grad mode on before the calls without
+# it are proved and used (the proof costs 2 x (1 + 2 x PERTURBED) calls).
+LONG = 64
 
 
 def _as_tuple(x: Any) -> tuple:
@@ -50,6 +70,7 @@ class AgradCallableTarget:
         self.shapes = [tuple(o.shape) for o in outputs]
         self.sizes = [int(np.prod(s)) for s in self.shapes]
         self._claims: dict[bool, dict[str, np.ndarray]] = {}
+        self._replay: list[Replay | None] = []  # made on first use
 
     def _call(self, args: tuple, record: bool) -> list[Tensor]:
         with set_grad_enabled(record):
@@ -72,6 +93,22 @@ class AgradCallableTarget:
         return self.positions[self.names.index(name)]
 
     def function(self, name: str) -> Variable:
+        """f along one variable: the proved replay (with the point-by-point calls as its
+        fallback), or the point-by-point calls."""
+        exact = self.called(name)
+        if not self._replay:
+            self._replay.append(self._record_replay())
+        replay = self._replay[0]
+        if replay is None:
+            return self._unrecorded(name, exact)
+        j = self.names.index(name)
+        batch, confirm = replay.checked_batch(j)
+        exact_complex = replay.batch(j, complex_=True) if replay.holomorphic else None
+        return Variable(exact.base, batch, exact_complex, fallback=lambda: exact,
+                        confirm=confirm)  # fmt: skip
+
+    def called(self, name: str) -> Variable:
+        """f along one variable, calling the function at every point."""
         # Called as PyTorch's gradcheck calls it: grad mode on, the inputs still requiring
         # grad (a function that differentiates inside, as gradgradcheck's does, needs both).
         k = self.position(name)
@@ -81,10 +118,98 @@ class AgradCallableTarget:
         def value(point: np.ndarray) -> np.ndarray:
             args = list(wide)
             args[k] = wrap(np.array(point, dtype=np.float64), True)
-            outs = self._call(tuple(args), record=True)
-            return np.concatenate([np.asarray(o._array, np.float64).reshape(-1) for o in outs])
+            return _flat(self._call(tuple(args), record=True))
 
         return Variable(base, pointwise(value))
+
+    def _unrecorded(self, name: str, exact: Variable) -> Variable:
+        """``exact``, but after its first ``LONG`` points the calls are made with grad mode
+        off (no graph recorded: a custom Function's call costs about half) where their
+        values are the same bit for bit at the base and at perturbed points; they are then
+        checked as a replay is while the check runs (a short check, --fast's, is not worth
+        the proof). Calls with grad mode on throughout where the values differ or the code
+        fails without it (it differentiates inside, or reads grad mode)."""
+        k = self.position(name)
+        wide = tuple(_widened(x, leaf=True) for x in self.inputs)
+
+        def value(point: np.ndarray, record: bool) -> np.ndarray:
+            args = list(wide)
+            args[k] = wrap(np.array(point, dtype=np.float64), True)
+            return _flat(self._call(tuple(args), record=record))
+
+        def quiet(point: np.ndarray) -> np.ndarray:
+            try:
+                return value(point, False)
+            except Exception as exc:
+                raise ReplayMismatch(f"a call with grad mode off failed: {exc}") from exc
+
+        def prove() -> tuple | None:
+            rng = np.random.default_rng(20261202)
+            steps = directions([exact.base], rng, PERTURBED)
+            points = [exact.base] + [p[0] for p in moved([exact.base], steps)]
+            try:
+                if not all(agree(value(p, True), value(p, False)) for p in points):
+                    return None
+            except Exception:  # the code refuses grad mode off: keep it on
+                return None
+            return checked(pointwise(quiet), lambda p: value(p, True))
+
+        state: dict[str, Any] = {"seen": 0, "quiet": None, "proved": False}
+
+        def batch(points: np.ndarray) -> np.ndarray:
+            if not state["proved"] and state["seen"] >= LONG:
+                state["proved"], state["quiet"] = True, prove()
+            if state["quiet"] is not None:
+                return state["quiet"][0](points)
+            state["seen"] += len(points)
+            return exact.batch(points)
+
+        def confirm(points: np.ndarray) -> None:
+            if state["quiet"] is not None:
+                state["quiet"][1](points)
+
+        return Variable(exact.base, batch, fallback=lambda: exact, confirm=confirm)
+
+    def _record_replay(self) -> Replay | None:
+        """The replay of a float64 recording, when it is proved to be the function."""
+        wide = tuple(_widened(x, leaf=True) for x in self.inputs)
+        with escapes() as escaped:
+            outputs = self._call(wide, record=True)
+        if escaped():
+            return None
+        try:
+            with np.errstate(all="ignore"):
+                return self._proved(wide, outputs)
+        except Exception:  # (e.g. the function refuses a perturbed point): not proved
+            return None
+
+    def _proved(self, wide: tuple, outputs: list[Tensor]) -> Replay | None:
+        leaves = [wide[i] for i in self.positions]
+        tapes = [Tape(o, leaves) for o in outputs]
+        if not all(replayable(t) for t in tapes):
+            return None
+        bases = [leaf._array for leaf in leaves]
+
+        def real(arrays: list[np.ndarray]) -> np.ndarray:
+            args = list(wide)
+            for i, a in zip(self.positions, arrays, strict=True):
+                args[i] = wrap(np.array(a, dtype=np.float64), True)
+            return _flat(self._call(tuple(args), record=True))
+
+        steps = directions(bases, np.random.default_rng(20261201))
+        point = moved(bases, steps)[0]
+        args = list(wide)
+        for i, a in zip(self.positions, point, strict=True):
+            args[i] = wrap(a.copy(), True)
+        with escapes() as escaped:
+            again = self._call(tuple(args), record=True)
+        if escaped() or len(again) != len(outputs):
+            return None
+        others = [args[i] for i in self.positions]
+        if not all(same_tape(Tape(o, others), t) for o, t in zip(again, tapes, strict=True)):
+            return None
+        replay = Replay(tapes, bases, real)
+        return replay if replay.cross_check(steps, _flat(outputs), _flat(again)) else None
 
     def claim(self, name: str, wide: bool = False) -> np.ndarray:
         if wide not in self._claims:
@@ -127,6 +252,12 @@ class AgradCallableTarget:
         g = autograd_grad(wanted, [leaf], grad_outputs=parts, retain_graph=True,
                           allow_unused=True)[0]  # fmt: skip
         return np.zeros(leaf._array.size) if g is None else g._array.astype(np.float64).reshape(-1)
+
+
+def _flat(outputs: list[Tensor]) -> np.ndarray:
+    if len(outputs) == 1:
+        return np.array(outputs[0]._array, dtype=np.float64).reshape(-1)
+    return np.concatenate([np.asarray(o._array, np.float64).reshape(-1) for o in outputs])
 
 
 def _widened(x: Any, leaf: bool = False) -> Any:

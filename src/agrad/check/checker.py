@@ -12,6 +12,7 @@ precision is at fault; a failing variable gets a diagnosis with its evidence
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -22,6 +23,7 @@ from .complex_step import complex_step
 from .diagnosis import diagnose
 from .numeric import default_eps, differences
 from .options import FIXED, CheckOptions
+from .recorded import ReplayMismatch
 from .report import CheckReport, ExpectReport, VariableReport
 from .targets import Target, Variable
 from .verdict import (
@@ -94,7 +96,50 @@ def compare_variable(
     claim: np.ndarray | None = None,
 ) -> VariableReport:
     """Every element of one variable's Jacobian: claimed against numeric."""
-    var = target.function(name)
+    return with_fallback(target.function(name), rng, lambda var: (_compare(
+        target, name, var, options, rng, claim), None))  # fmt: skip
+
+
+def with_fallback(var: Variable, rng: np.random.Generator, run: Callable) -> VariableReport:
+    """``run(var)`` -> (report, the directions of its elements or None); where ``var``
+    replays a recorded graph, its worst element is confirmed by real calls, and the whole
+    run is made again calling the function when they disagree (or the replay did)."""
+    if var.confirm is None or var.fallback is None:
+        return run(var)[0]
+    state = rng.bit_generator.state
+    try:
+        report, directions = run(var)
+        var.confirm(worst_points(var, report, directions))
+        return report
+    except ReplayMismatch:
+        rng.bit_generator.state = state
+        return run(var.fallback())[0]
+
+
+def worst_points(
+    var: Variable, report: VariableReport, directions: np.ndarray | None = None
+) -> np.ndarray:
+    """The points where the worst compared element was evaluated: the base moved by its
+    step both ways (along its coordinate, or its direction for --fast)."""
+    with np.errstate(all="ignore"):
+        badness = np.abs(report.analytic - report.numeric) / np.maximum(report.tolerance, 1e-300)
+    badness = np.where(np.isnan(badness), np.inf, badness)
+    column = int(np.unravel_index(np.argmax(badness), badness.shape)[1]) if badness.size else 0
+    flat = var.base.reshape(-1)
+    if directions is not None:
+        direction = directions[column]
+    else:
+        direction = np.zeros(flat.size)
+        if flat.size:
+            direction[column] = 1.0
+    step = float(np.asarray(report.step).reshape(-1)[column]) if np.size(report.step) else 0.0
+    if not step > 0:
+        step = S.START * max(1.0, float(np.max(np.abs(flat), initial=0.0)))
+    points = np.stack([flat + step * direction, flat - step * direction])
+    return points.reshape(2, *var.base.shape)
+
+
+def _compare(target, name, var, options, rng, claim) -> VariableReport:
     f0 = var.value()
     x = var.base.reshape(-1)
     if claim is None:

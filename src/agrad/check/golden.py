@@ -100,7 +100,8 @@ def of_report(report: Any, target: Any) -> dict[str, Any]:
     (Jacobians for a non-scalar output), from the check's own report."""
     name = next(iter(report.variables))
     var = target.function(name)
-    value = var.value().reshape(target.output_shape(name))
+    value = (var if var.fallback is None else var.fallback()).value()
+    value = value.reshape(target.output_shape(name))
     key = "grads" if value.size == 1 else "jacobian"
     return {
         "value": value.tolist(),

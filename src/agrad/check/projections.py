@@ -30,7 +30,13 @@ def project_variable(
     target: Target, name: str, options: CheckOptions, rng: np.random.Generator
 ) -> VariableReport:
     """uᵀJv for ``options.directions`` random pairs (u, v), one VJP each."""
-    var = target.function(name)
+    from .checker import with_fallback
+
+    return with_fallback(target.function(name), rng,
+                         lambda var: _project(target, name, var, options, rng))  # fmt: skip
+
+
+def _project(target, name, var, options, rng) -> tuple[VariableReport, np.ndarray]:
     f0 = var.value()
     x = var.base.reshape(-1)
     n, m = x.size, f0.size
@@ -47,7 +53,7 @@ def project_variable(
     count = len(v)
     start = np.full(count, S.START * max(1.0, float(np.max(np.abs(x), initial=0.0))))
     if options.method == "taylor":
-        return _taylor_variable(var, name, target, f0u, claim, v, u, tau, start, options)
+        return _taylor_variable(var, name, target, f0u, claim, v, u, tau, start, options), v
     if var.complex_batch is not None and options.method in ("auto", "complex"):
         numeric = complex_step(var.along_directions(v, True, u), f0u, count, start / S.START)
         rest = np.nonzero(~numeric.complex_step)[0]
@@ -64,7 +70,7 @@ def project_variable(
     report.evaluations = numeric.evaluations
     if not report.ok:
         report.diagnosis = diagnose(report, var, f0, options)
-    return report
+    return report, v
 
 
 def _report(name, target, claim, numeric, tau, verdicts, reasons, options) -> VariableReport:

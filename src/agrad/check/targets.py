@@ -46,6 +46,10 @@ class Variable:
     base: np.ndarray  # float64, the variable's value
     batch: Batch  # real points -> (B, m) float64
     complex_batch: Batch | None = None  # complex points -> (B, m) complex; None: not exact
+    # A replay standing in for the function (see `recorded`): the variable that calls the
+    # function instead, and confirm(points), which raises ReplayMismatch where they differ.
+    fallback: Callable[[], Variable] | None = None
+    confirm: Callable[[np.ndarray], None] | None = None
 
     @property
     def size(self) -> int:

@@ -19,6 +19,8 @@ from typing import Any
 
 import numpy as np
 
+from .escapes import ESCAPES
+
 
 class Generator:
     """A seedable source of random numbers: ``g = agrad.Generator().manual_seed(42)``,
@@ -95,6 +97,7 @@ def session_seed(seed: int | None) -> Iterator[None]:
 def numpy_rng(generator: Generator | None = None) -> np.random.Generator:
     """The NumPy generator to draw from: ``generator``'s, else the session's or the default
     one."""
+    ESCAPES[0] += 1  # a draw: a replay of the graph would repeat it (see escapes.py)
     if generator is None:
         return (_SESSION.generator or default_generator).numpy
     if not isinstance(generator, Generator):
