@@ -20,8 +20,9 @@ from ..engine.tensor import wrap
 from ..errors import AgradError, AgradValueError
 from .checker import check_target, judge_claim
 from .options import CheckOptions
+from .recorded import agree, checked, directions, moved
 from .report import CheckReport, ExpectReport
-from .targets import Variable, tape_batch
+from .targets import Variable, pointwise, tape_batch
 
 if TYPE_CHECKING:
     from ..lang.session import Session
@@ -54,7 +55,51 @@ class ProgramTarget:
         tape = Tape(self.output, [self.tensors[name]])
         base = self.point(name)
         exact = tape_batch(tape.complex(), base) if tape.holomorphic else None
-        return Variable(base, tape_batch(tape, base), exact)
+        replay = tape_batch(tape, base)
+        real_at = self._runs(name)
+        if real_at is None:  # an intermediate: the program cannot be run with its value
+            _refuse_fixed_masks(name, tape, self.session.program)
+            return Variable(base, replay, exact)
+        # A comparison's result (x > 0) or a sort's order is a constant of the tape: the
+        # replay cannot see a jump or kink it makes. So the replay stands in for the
+        # program only where runs of the program agree with it: at points that cross any
+        # such boundary within the ladder's first step, sampled while it runs, and at the
+        # worst element's points (`recorded`); else the program is run at every point.
+        called = Variable(base, pointwise(real_at))
+        rng = np.random.default_rng(0)
+        points = [base] + [p[0] for p in moved([base], directions([base], rng))]
+        try:
+            agrees = all(agree(real_at(p), replay(p[None])[0]) for p in points)
+        except AgradError:
+            # The program cannot run there (an input that must hold whole numbers, as a
+            # class index): no derivative to find by moving it; the replay is kept as is.
+            return Variable(base, replay, exact)
+        if not agrees:
+            return called
+
+        def sampled(point: np.ndarray) -> np.ndarray:
+            try:
+                return real_at(point)
+            except AgradError:  # (as above: nothing to compare there)
+                return replay(point[None])[0]
+
+        batch, confirm = checked(replay, sampled)
+        return Variable(base, batch, exact, fallback=lambda: called, confirm=confirm)
+
+    def _runs(self, name: str) -> Any:
+        """real_at(point): the program run in float64 with ``name`` at ``point``, flat;
+        None where ``name`` is computed in the program rather than given."""
+        if not self.session.program.bindable(name):
+            return None
+        wide = dataclasses.replace(self.session, dtype=np.dtype(np.float64))
+        prepared = wide.prepare([name])
+        shape = self.tensors[name].shape
+
+        def real_at(point: np.ndarray) -> np.ndarray:
+            run = prepared.run({name: np.asarray(point, np.float64).reshape(shape)})
+            return np.asarray(run.output._array, np.float64).reshape(-1)
+
+        return real_at
 
     def claim(self, name: str, wide: bool = False) -> np.ndarray | None:
         if wide not in self._claims:
@@ -97,6 +142,24 @@ class ProgramTarget:
         if g[0] is None:
             return np.zeros(t._array.size)
         return g[0]._array.astype(np.float64).reshape(-1) * scale
+
+
+COMPARISONS = frozenset({"<", "<=", ">", ">=", "==", "!="})
+
+
+def _refuse_fixed_masks(name: str, tape: Tape, program: Any) -> None:
+    """A comparison's result (a mask) or an index an op computed from its operands (max's,
+    max_pool2d's) is fixed in the replay: a jump or kink it makes would not be seen, and
+    the program cannot be run with an intermediate's value to see it. Refused."""
+    compares = any(i.kind == "BINARY" and i.op in COMPARISONS for i in program.parsed.instrs)
+    chooses = any(op.prepare is not None for op, _, _ in tape.steps)
+    if compares or chooses:
+        raise AgradValueError(
+            f"check --wrt {name}: {name} is computed by the program, and the program "
+            f"{'compares values' if compares else 'selects elements by value (max, pooling)'}"
+            ", which a check of an intermediate cannot vary; name the inputs it is computed "
+            "from in --wrt instead"
+        )
 
 
 def check_session(session: Session, options: CheckOptions, expect: dict[str, str]) -> CheckReport:
