@@ -97,6 +97,13 @@ CASES = {
     "index_copy": (lambda t, a, b: a.index_copy(0, t.tensor([2, 0]), b[:2]), (M, N)),
     "index_put": (lambda t, a, b: a.index_put((t.tensor([0, 2]), t.tensor([1, 1])), b[0, :2]),
                   (M, N)),
+    "unfold": (lambda t, a: a.unfold(1, 2, 1), (M,)),
+    "unfold_step": (lambda t, a: a.unfold(2, 3, 2), (T3,)),
+    "unfold_dim0": (lambda t, a: a.unfold(0, 2, 1).sin(), (T3,)),
+    "sum_to_size": (lambda t, a: a.sum_to_size(1, 4), (M,)),
+    "sum_to_size_lead": (lambda t, a: a.sum_to_size(3, 1), (T3[0],)),
+    "fill_diagonal_": (lambda t, a: (a * 1).fill_diagonal_(2.5), (M,)),
+    "fill_diagonal_wrap": (lambda t, a: t.cat([a, a, a]).fill_diagonal_(-1.0, wrap=True), (M,)),
     "index_put_acc": (lambda t, a, b: a.index_put((t.tensor([0, 0, 2]),), b, accumulate=True),
                       (M, N)),
 }  # fmt: skip
@@ -175,6 +182,17 @@ def test_inplace_methods_match_pytorch():
         np.testing.assert_allclose(mine, theirs, rtol=1e-10, atol=1e-12)
 
 
+def test_conversions_and_layout_methods_match_pytorch():
+    x, tx = agrad.tensor(M), torch.tensor(M)
+    for view in (lambda t: t, lambda t: t.t(), lambda t: t[:, ::2], lambda t: t.unsqueeze(1)):
+        assert view(x).stride() == view(tx).stride()
+    assert x.stride(-1) == tx.stride(-1) and x.ndimension() == tx.ndimension()
+    for name in ("byte", "char", "short"):
+        assert str(getattr(x, name)().dtype) == str(getattr(tx, name)().dtype)
+        np.testing.assert_array_equal(getattr(x, name)().numpy(), getattr(tx, name)().numpy())
+    assert x.float().element_size() == tx.float().element_size() == 4
+
+
 def test_type_as_and_is_floating_point():
     x = agrad.tensor(M)
     assert x.type_as(agrad.ones(1, dtype=agrad.float32)).dtype == agrad.float32
@@ -204,6 +222,10 @@ BAD = {
     "matrix_power_shape": lambda t: t.matrix_power(t.tensor(M), 2),
     "repeat_interleave_size": lambda t: t.repeat_interleave(t.tensor(M), t.tensor([1, 2]), 0),
     "divide_mode": lambda t: t.divide(t.tensor(M), 2.0, rounding_mode="round"),
+    "unfold_size": lambda t: t.tensor(M).unfold(1, 5, 1),
+    "unfold_step": lambda t: t.tensor(M).unfold(1, 2, 0),
+    "sum_to_size": lambda t: t.tensor(M).sum_to_size(2, 4),
+    "fill_diagonal_1d": lambda t: t.tensor(V).fill_diagonal_(1.0),
 }
 
 

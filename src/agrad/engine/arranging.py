@@ -242,3 +242,25 @@ def triu_indices(row: int, col: int, offset: int = 0, *, dtype: Any = None, devi
 @public()
 def numel(input: Any) -> int:  # noqa: A002
     return int(first(input).numel())
+
+
+def unfold(self: Tensor, dimension: int, size: int, step: int) -> Tensor:
+    """Tensor.unfold: the windows of ``size`` along ``dimension`` every ``step``, as a new
+    last dim (a gather: overlapping windows add up their gradients)."""
+    x = first(self)
+    d = normalize_axis(dimension, max(x.ndim, 1), "unfold")
+    n = x.shape[d] if x.ndim else 1
+    if size > n:
+        raise AgradShapeError(f"maximum size for tensor at dimension {d} is {n} but size is {size}")
+    if step <= 0:
+        raise AgradShapeError(f"step is {step} but must be > 0")
+    count = (n - size) // step + 1
+    positions = np.arange(count)[:, None] * step + np.arange(size)[None, :]
+    if x.ndim == 0:
+        return shaping.reshape(x, (1,) * size) if size else x
+    windows = shaping.index(x, (slice(None),) * d + (positions,))
+    order = [*range(d + 1), *range(d + 2, x.ndim + 1), d + 1]
+    return shaping.permute(windows, order)
+
+
+METHODS = {"unfold": unfold}

@@ -291,7 +291,59 @@ def _inplace_of(fn: Any):
     return method
 
 
+def _as(dtype: str) -> Any:
+    def convert(self: Tensor, memory_format: Any = None) -> Tensor:
+        return API["astype"](self, np.dtype(dtype)) if self.dtype != np.dtype(dtype) else self
+
+    convert.__name__ = dtype
+    return convert
+
+
+def _stride(self: Tensor, dim: int | None = None) -> Any:
+    """The strides in elements, as PyTorch's (NumPy's byte strides / the item size)."""
+    strides = tuple(s // self._array.itemsize for s in self._array.strides)
+    return strides if dim is None else strides[normalize_axis(dim, max(self.ndim, 1), "stride")]
+
+
+def _sum_to_size(self: Tensor, *size: Any) -> Tensor:
+    shape = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else size
+    try:
+        np.broadcast_shapes(tuple(shape), self.shape)
+        if np.broadcast_shapes(tuple(shape), self.shape) != tuple(self.shape):
+            raise ValueError
+    except ValueError:
+        wanted, have = ", ".join(map(str, shape)), ", ".join(map(str, self.shape))
+        raise AgradShapeError(f"size {{{wanted}}} is not expandable to size {{{have}}}.") from None
+    lead = self.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(
+        lead + i for i, n in enumerate(shape) if n == 1 and self.shape[lead + i] != 1
+    )
+    out = API["sum"](self, axes, True) if axes else self
+    return shaping.reshape(out, tuple(shape))
+
+
+def _fill_diagonal_(self: Tensor, fill_value: Any, wrap: bool = False) -> Tensor:
+    """The main diagonal set to ``fill_value`` (NumPy's and PyTorch's positions: every
+    ncols + 1 flat elements; with ``wrap``, a tall matrix's diagonal starts again)."""
+    if self.ndim < 2:
+        raise AgradShapeError("dimensions must larger than 1")
+    if self.ndim > 2 and len(set(self.shape)) != 1:
+        raise AgradShapeError("all dimensions of input must be of equal length")
+    if self.ndim == 2:
+        step, end = self.shape[1] + 1, None if wrap else self.shape[1] * self.shape[1]
+    else:
+        step, end = 1 + int(np.cumprod(self.shape[:-1]).sum()), None
+    flat = np.arange(0, self.numel() if end is None else min(end, self.numel()), step)
+    self[np.unravel_index(flat, self.shape)] = fill_value
+    return self
+
+
 METHODS.update({
+    "byte": _as("uint8"), "char": _as("int8"), "short": _as("int16"), "stride": _stride,
+    "element_size": lambda self: int(self._array.itemsize),
+    "sum_to_size": _sum_to_size, "fill_diagonal_": _fill_diagonal_,
+    "ndimension": lambda self: self.ndim,
+
     "type_as": _type_as, "is_floating_point": _is_floating_point, "addcmul_": _addcmul_,
     "addcdiv_": _addcdiv_, "lerp_": _lerp_, "index_fill_": _inplace_of(index_fill),
     "index_copy_": _inplace_of(index_copy), "index_put_": _inplace_of(index_put),

@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 
 from ..errors import AgradValueError
+from . import arranging, gathering, shaping
 from . import functions as F
-from . import gathering, shaping
 from .args import as_tensor, first
 from .grad_attr import scalar_type_name
 from .ops.core import TABLE, apply
@@ -255,5 +255,6 @@ def masked_fill_(self: Tensor, mask: Any, value: Any) -> Tensor:
 
 
 METHODS = {**FUNCTIONS, "repeat": repeat, "index_add_": index_add_, **gathering.METHODS,
+           **arranging.METHODS,
            "masked_fill_": masked_fill_}  # fmt: skip
 del METHODS["where"]  # Tensor.where(cond, other) is x where cond: kept as it is
