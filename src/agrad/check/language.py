@@ -20,9 +20,9 @@ from ..engine.tensor import wrap
 from ..errors import AgradError, AgradValueError
 from .checker import check_target, judge_claim
 from .options import CheckOptions
-from .recorded import agree, checked, directions, moved
+from .program_runs import backed, fixed_by_value
 from .report import CheckReport, ExpectReport
-from .targets import Variable, pointwise, tape_batch
+from .targets import Variable, tape_batch
 
 if TYPE_CHECKING:
     from ..lang.session import Session
@@ -58,33 +58,18 @@ class ProgramTarget:
         replay = tape_batch(tape, base)
         real_at = self._runs(name)
         if real_at is None:  # an intermediate: the program cannot be run with its value
-            _refuse_fixed_masks(name, tape, self.session.program)
+            fixed = fixed_by_value(self.session.program, tape)
+            if fixed:
+                raise AgradValueError(
+                    f"check --wrt {name}: {name} is computed by the program, and the program "
+                    f"{fixed}, which the replay holds fixed at this point; a check of an "
+                    "intermediate cannot run the program with new values of it to see the "
+                    "jumps and kinks that makes: name the inputs it is computed from in --wrt"
+                )
             return Variable(base, replay, exact)
-        # A comparison's result (x > 0) or a sort's order is a constant of the tape: the
-        # replay cannot see a jump or kink it makes. So the replay stands in for the
-        # program only where runs of the program agree with it: at points that cross any
-        # such boundary within the ladder's first step, sampled while it runs, and at the
-        # worst element's points (`recorded`); else the program is run at every point.
-        called = Variable(base, pointwise(real_at))
-        rng = np.random.default_rng(0)
-        points = [base] + [p[0] for p in moved([base], directions([base], rng))]
-        try:
-            agrees = all(agree(real_at(p), replay(p[None])[0]) for p in points)
-        except AgradError:
-            # The program cannot run there (an input that must hold whole numbers, as a
-            # class index): no derivative to find by moving it; the replay is kept as is.
-            return Variable(base, replay, exact)
-        if not agrees:
-            return called
-
-        def sampled(point: np.ndarray) -> np.ndarray:
-            try:
-                return real_at(point)
-            except AgradError:  # (as above: nothing to compare there)
-                return replay(point[None])[0]
-
-        batch, confirm = checked(replay, sampled)
-        return Variable(base, batch, exact, fallback=lambda: called, confirm=confirm)
+        if not fixed_by_value(self.session.program, tape):
+            return Variable(base, replay, exact)  # the program is its replay
+        return backed(base, replay, exact, real_at)
 
     def _runs(self, name: str) -> Any:
         """real_at(point): the program run in float64 with ``name`` at ``point``, flat;
@@ -142,24 +127,6 @@ class ProgramTarget:
         if g[0] is None:
             return np.zeros(t._array.size)
         return g[0]._array.astype(np.float64).reshape(-1) * scale
-
-
-COMPARISONS = frozenset({"<", "<=", ">", ">=", "==", "!="})
-
-
-def _refuse_fixed_masks(name: str, tape: Tape, program: Any) -> None:
-    """A comparison's result (a mask) or an index an op computed from its operands (max's,
-    max_pool2d's) is fixed in the replay: a jump or kink it makes would not be seen, and
-    the program cannot be run with an intermediate's value to see it. Refused."""
-    compares = any(i.kind == "BINARY" and i.op in COMPARISONS for i in program.parsed.instrs)
-    chooses = any(op.prepare is not None for op, _, _ in tape.steps)
-    if compares or chooses:
-        raise AgradValueError(
-            f"check --wrt {name}: {name} is computed by the program, and the program "
-            f"{'compares values' if compares else 'selects elements by value (max, pooling)'}"
-            ", which a check of an intermediate cannot vary; name the inputs it is computed "
-            "from in --wrt instead"
-        )
 
 
 def check_session(session: Session, options: CheckOptions, expect: dict[str, str]) -> CheckReport:

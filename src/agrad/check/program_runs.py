@@ -1,0 +1,122 @@
+"""A program's replay, and the runs of the program that must back it where the replay
+holds a value fixed at the point.
+
+The numeric side of `agrad check` replays the recorded graph (`engine.replay.Tape`). A
+comparison's result (``x > 0``, a where's condition), an index computed from the values,
+or the positions an op chose by value (max's, max_pool2d's) are constants of that tape:
+the replay cannot see the jump or kink they make at the point. A program without any of
+them is its replay; one with them is run for real where the replay could be wrong:
+
+- up to `PER_ELEMENT` elements, each element is moved by the ladder's first step both ways
+  (2 runs an element: any boundary the ladder's points along it cross is crossed there),
+  and the elements where a run and the replay differ are evaluated by running the program
+  at every point, the others by the replay;
+- beyond that, every element is moved at once (random signs, then a Gaussian direction,
+  each both ways), a few ladder points are sampled and the worst element's points run;
+  on any difference the whole variable is evaluated by running the program.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..errors import AgradError
+from . import steps as S
+from .recorded import agree, checked, directions, moved
+from .targets import Batch, Variable, pointwise
+
+COMPARISONS = frozenset({"<", "<=", ">", ">=", "==", "!="})
+BY_VALUE = frozenset({"one_hot", "cross_entropy"})  # integer inputs read as positions
+PER_ELEMENT = 4096  # elements checked one by one (two runs of the program each)
+BLOCK = 2**20  # point elements per replayed block while they are
+
+
+def fixed_by_value(program: Any, tape: Any) -> str:
+    """What the replay of ``program`` holds fixed at the point ('' for nothing)."""
+    instrs = program.parsed.instrs
+    if any(i.kind == "BINARY" and i.op in COMPARISONS for i in instrs):
+        return "compares values"
+    if any(i.kind == "CALL" and i.name in BY_VALUE for i in instrs):
+        return "reads values as positions"
+    for i in instrs:
+        if i.kind in ("INDEX", "STORE_INDEX"):
+            slots = [s for item in i.items for s in (item if isinstance(item, tuple) else (item,))
+                     if isinstance(s, int)]  # fmt: skip
+            if any(instrs[s].kind != "CONST" for s in slots):
+                return "indexes by a computed value"
+    if any(op.prepare is not None for op, _, _ in tape.steps):
+        return "selects elements by value (max, pooling)"
+    return ""
+
+
+def backed(
+    base: np.ndarray,
+    replay: Batch,
+    exact: Batch | None,
+    real_at: Callable[[np.ndarray], np.ndarray],
+) -> Variable:
+    """The variable for a program whose replay holds values fixed (see the module)."""
+    called = Variable(base, pointwise(real_at))
+    try:
+        if base.size <= PER_ELEMENT:
+            affected = _affected(base, replay, real_at)
+            if not affected.any():
+                return Variable(base, replay, exact)
+            return Variable(base, _hybrid(base, replay, real_at, affected))
+        rng = np.random.default_rng(0)
+        points = [base] + [p[0] for p in moved([base], directions([base], rng))]
+        if not all(agree(real_at(p), replay(p[None])[0]) for p in points):
+            return called
+    except AgradError:
+        # The program cannot run there (an input that must hold whole numbers, as a class
+        # index): there is no derivative to find by moving it; the replay is kept.
+        return Variable(base, replay, exact)
+
+    def sampled(point: np.ndarray) -> np.ndarray:
+        try:
+            return real_at(point)
+        except AgradError:  # (as above: nothing to compare there)
+            return replay(point[None])[0]
+
+    batch, confirm = checked(replay, sampled)
+    return Variable(base, batch, exact, fallback=lambda: called, confirm=confirm)
+
+
+def _affected(base: np.ndarray, replay: Batch, real_at: Callable) -> np.ndarray:
+    """Which elements have a boundary of a fixed value within the first step either way."""
+    n = base.size
+    h = S.START * S.element_scale(base).reshape(-1)
+    affected = np.zeros(n, dtype=bool)
+    block = max(1, BLOCK // max(n, 1))
+    for start in range(0, n, block):
+        rows = np.arange(start, min(n, start + block))
+        for sign in (1.0, -1.0):
+            points = np.repeat(base.reshape(1, -1), len(rows), axis=0)
+            points[np.arange(len(rows)), rows] += sign * h[rows]
+            points = points.reshape((len(rows), *base.shape))
+            replayed = replay(points)
+            for k, i in enumerate(rows):
+                if not affected[i] and not agree(real_at(points[k]), replayed[k]):
+                    affected[i] = True
+    return affected.reshape(base.shape)
+
+
+def _hybrid(base: np.ndarray, replay: Batch, real_at: Callable, affected: np.ndarray) -> Batch:
+    """The replay at points that move only unaffected elements; a run of the program at
+    the rest."""
+    mask, origin = affected.reshape(-1), base.reshape(-1)
+
+    def batch(points: np.ndarray) -> np.ndarray:
+        runs = np.any((points.reshape(len(points), -1) != origin) & mask, axis=1)
+        rows: list[np.ndarray | None] = [None] * len(points)
+        if (~runs).any():
+            for i, value in zip(np.flatnonzero(~runs), replay(points[~runs]), strict=True):
+                rows[i] = np.asarray(value)
+        for i in np.flatnonzero(runs):
+            rows[i] = real_at(points[i])
+        return np.stack([np.asarray(r, dtype=np.float64) for r in rows])
+
+    return batch
