@@ -24,6 +24,9 @@ ON_A_BOUNDARY = {
     "step_added": ("sum(x + (x > 0))", [0.0, 1.0], lambda t: (t + (t > 0)).sum()),
     "step_scaled": ("sum(x * (x > 0.5))", [0.5, 2.0], lambda t: (t * (t > 0.5)).sum()),
     "step_ge": ("sum(x * (x >= 1))", [1.0, -2.0], lambda t: (t * (t >= 1)).sum()),
+    # two jumps of opposite weight: moving both at once cancels in the sum
+    "opposite_jumps": ("sum((x > 0) * [1, -1] + x)", [0.0, 0.0],
+                       lambda t: ((t > 0) * torch.tensor([1.0, -1.0]) + t).sum()),
     "where_jump": ("sum(where(x < 1, x, x + 2))", [1.0, 0.0],
                    lambda t: torch.where(t < 1, t, t + 2).sum()),
 }  # fmt: skip
