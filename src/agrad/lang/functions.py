@@ -271,9 +271,14 @@ def from_op(op: Op) -> Function:
     else:
         params = tuple(inspect.signature(op.forward, eval_str=True).parameters.values())
     operands = [p.name for p in params if p.annotation is Array]
+    names = [p.name for p in params]
+    # The operands come first (x, or a, b): a call of exactly them is engine(*operands).
+    leading = len(operands) if names[: len(operands)] == operands else -1
 
     def impl(*args: Any, **kwargs: Any) -> Any:
-        bound = dict(zip([p.name for p in params], args, strict=False), **kwargs)
+        if not kwargs and len(args) == leading:  # sum(x), sin(x), maximum(a, b)
+            return engine(*args)
+        bound = dict(zip(names, args, strict=False), **kwargs)
         tensors = [bound.pop(n) for n in operands]
         return engine(*tensors, **bound)
 
