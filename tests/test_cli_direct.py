@@ -7,8 +7,10 @@ command lines, which must really go direct (else the start-up gain is gone silen
 
 from __future__ import annotations
 
+import errno
 from enum import Enum
 
+import pytest
 import typer
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -131,3 +133,35 @@ def test_what_typer_must_say_is_left_to_typer():
         if argv[-1] == "a.toml":
             continue  # (check --suite is plain: it goes direct; covered above)
         assert direct_kwargs(argv[0], argv) is None, argv
+
+
+def _raising(exc):
+    def render(*args):
+        raise exc
+
+    return render
+
+
+MAIN_JSON = COMMON[0]
+
+
+@pytest.mark.parametrize(
+    "exc",
+    [EOFError(), OSError(errno.EPIPE, "Broken pipe"), OSError(errno.EACCES, "denied"),
+     ValueError("a bug"), MemoryError(), RecursionError()],
+    ids=["EOFError", "EPIPE", "EACCES", "ValueError", "MemoryError", "RecursionError"],
+)  # fmt: skip
+def test_a_failure_inside_a_command_ends_as_under_typer(cli, monkeypatch, exc):
+    # The same exception from inside the command: exit status, stdout and stderr must be
+    # what they are when Typer's app runs the command (which wraps some of them itself).
+    from agrad.cli import render
+
+    monkeypatch.delenv("AGRAD_DEBUG", raising=False)
+    monkeypatch.setattr(render, "evaluation", _raising(exc))
+    direct_run = cli(MAIN_JSON)
+    with monkeypatch.context() as m:
+        m.setattr(app_module, "invoked_command", lambda argv: None)  # Typer's app
+        typer_run = cli(MAIN_JSON)
+    assert (direct_run.code, direct_run.out, direct_run.err) == (
+        typer_run.code, typer_run.out, typer_run.err)  # fmt: skip
+    assert "Traceback" not in direct_run.err

@@ -9,6 +9,7 @@ is not an error: the command finishes quietly with the status it earned.
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 from enum import IntEnum
@@ -86,6 +87,13 @@ def _run(argv: list[str]) -> int:
         return _fail(OUT_OF_MEMORY)
     except RecursionError:
         return _fail("the input is nested too deeply to handle; split it into smaller parts")
+    except EOFError:  # (run directly) what Typer's app does with it: a blank line, aborted
+        sys.stderr.write("\n")
+        return _fail("aborted", code=ExitCode.INTERRUPTED)
+    except OSError as exc:
+        if exc.errno != errno.EPIPE:
+            return _internal(exc)
+        return 1  # (run directly) as Typer's app exits on a broken pipe it did not see
     except Exception as exc:  # the boundary: never a traceback
         if "typer" in sys.modules:  # (only Typer's app raises its exceptions)
             code = _typer_outcome(exc)
