@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 from enum import Enum
-from pathlib import Path
 from typing import Annotated
 
 from ..errors import AgradValueError
@@ -85,6 +82,10 @@ def graph_command(
 
 
 def _render(source: str, target: str) -> None:
+    import shutil  # (here: every command imports this module, few draw pictures)
+    import subprocess
+    from pathlib import Path
+
     kind = RENDER_FORMATS.get(Path(target).suffix.lower())
     if kind is None:
         raise AgradValueError(f"--render {target!r}: name an .svg, .png or .pdf file")
