@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import shutil
 from enum import Enum
+from pathlib import Path
 from typing import Annotated
 
 from ..errors import AgradValueError
@@ -82,9 +84,7 @@ def graph_command(
 
 
 def _render(source: str, target: str) -> None:
-    import shutil  # (here: every command imports this module, few draw pictures)
-    import subprocess
-    from pathlib import Path
+    import subprocess  # (here: every command line imports this module, few draw pictures)
 
     kind = RENDER_FORMATS.get(Path(target).suffix.lower())
     if kind is None:
