@@ -13,17 +13,19 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Annotated, Any, get_args, get_origin
 
 
-@dataclass(frozen=True)
 class Param:
-    """A ``typer.Option(*decls, **settings)`` (or ``typer.Argument``) still to be made."""
+    """A ``typer.Option(*decls, **settings)`` (or ``typer.Argument``) still to be made.
+    (A plain class: a dataclass costs a millisecond of every command's start-up.)"""
 
-    kind: str  # "option" or "argument"
-    decls: tuple[str, ...] = ()
-    settings: dict[str, Any] = field(default_factory=dict)
+    __slots__ = ("kind", "decls", "settings")
+
+    def __init__(self, kind: str, decls: tuple[str, ...], settings: dict[str, Any]) -> None:
+        self.kind = kind  # "option" or "argument"
+        self.decls = decls
+        self.settings = settings
 
     def typer(self) -> Any:
         import typer
@@ -54,14 +56,16 @@ def command(name: str) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     return register
 
 
-@dataclass(frozen=True)
 class Spec:
     """One parameter of a command: its name, type, default and `Param`."""
 
-    name: str
-    annotation: Any  # the type without the Annotated metadata
-    default: Any
-    param: Param
+    __slots__ = ("name", "annotation", "default", "param")
+
+    def __init__(self, name: str, annotation: Any, default: Any, param: Param) -> None:
+        self.name = name
+        self.annotation = annotation  # the type without the Annotated metadata
+        self.default = default
+        self.param = param
 
 
 def specs(fn: Callable[..., Any]) -> list[Spec]:
