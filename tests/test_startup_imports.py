@@ -78,6 +78,7 @@ def test_a_plain_command_line_runs_without_typer(argv):
     # agrad.cli.direct runs plain command lines from the same definitions without them.
     result = loaded_after(f"from agrad.cli import run\nassert run({argv!r}) == 0")
     assert "typer" not in result["top"] and "click" not in result["top"]
+    assert "difflib" not in result["top"]  # only a misspelt name needs suggestions
     assert "agrad.cli.direct" in result["agrad"] and result["out"].strip()
 
 
