@@ -12,15 +12,21 @@ the grammar and then stored).
 
 A second table breaks one process down step by step: a fresh child process (warm or cold
 cache) times each step with time.perf_counter, in order: import numpy, import agrad,
-import typer, import agrad.cli.app, import agrad.lang.session, Session.create of the
-example, evaluate(), then the rest of the command: import agrad.cli.render and
-agrad.cli.run([eval ..., --format json]) (Typer's app, option parsing, a second, cheap
-Session.create + evaluate, the JSON output). Each import's time is what it adds on top of
+import agrad.cli.app and agrad.cli.direct (the commands' definitions), import
+agrad.lang.session, Session.create of the example, evaluate(), then the rest of the
+command: import agrad.cli.render and agrad.cli.run([eval ..., --format json]) (option
+parsing without Typer, a second, cheap Session.create + evaluate, the JSON output).
+Typer is not imported by such a command line (only by --help, usage errors and the
+like): `python -c "import typer"` in table [A] is what it would cost. Each import's time
+is what it adds on top of
 the steps above it. The parent times the rest on the same clock (CLOCK_MONOTONIC): from
 the spawn to the script's first line (interpreter start-up), and from its last line to the
 exit (interpreter shutdown), so the rows add up to the child's wall time.
 
-Run: python benchmarks/bench_startup.py [--repeat N] [--json PATH]
+`--agrad PATH` times that console script instead of the one next to this interpreter (an
+editable install's script runs the checkout; a regular `pip install` is what users run).
+
+Run: python benchmarks/bench_startup.py [--repeat N] [--agrad PATH] [--json PATH]
 """
 
 import os
@@ -66,8 +72,8 @@ import json
 t = {}
 t0 = p(); import numpy; t["import numpy"] = p() - t0
 t0 = p(); import agrad; t["import agrad"] = p() - t0
-t0 = p(); import typer; t["import typer"] = p() - t0
-t0 = p(); import agrad.cli.app; t["import agrad.cli.app"] = p() - t0
+t0 = p(); import agrad.cli.app, agrad.cli.direct; agrad.cli.app._register_commands()
+t["import agrad.cli.app, direct (the commands' definitions)"] = p() - t0
 t0 = p(); import agrad.lang.session; t["import agrad.lang.session"] = p() - t0
 from agrad.lang.session import Session
 t0 = p(); s = Session.create(sys.argv[1], json.loads(sys.argv[2]), ["w,b"])
@@ -76,8 +82,8 @@ t0 = p(); e = s.evaluate(); t["evaluate (forward + backward)"] = p() - t0
 check = {"value": float(e.value), "w": float(e.variables["w"].grad),
          "b": float(e.variables["b"].grad)}
 # The rest of what `agrad eval --format json` does: the renderer, then the CLI itself
-# (Typer builds its commands, parses the options, and runs the eval again, now with the
-# parser already built in this process, and writes the JSON).
+# (reads the options without Typer, see agrad.cli.direct, and runs the eval again, now
+# with the parser already built in this process, and writes the JSON).
 t0 = p(); import agrad.cli.render; t["import agrad.cli.render"] = p() - t0
 import contextlib, io
 from agrad.cli import run
@@ -94,8 +100,11 @@ print(json.dumps({"times": t, "check": check, "cli": cli, "code": code,
 """
 
 
-def agrad_command() -> list[str]:
-    """The console script next to this interpreter (else `python -m agrad`)."""
+def agrad_command(argv: list[str] = ()) -> list[str]:
+    """The console script given with --agrad, else the one next to this interpreter (else
+    `python -m agrad`)."""
+    if "--agrad" in argv:
+        return [argv[argv.index("--agrad") + 1]]
     exe = Path(sys.executable).parent / "agrad"
     if exe.is_file() and os.access(exe, os.X_OK):
         return [str(exe)]
@@ -250,7 +259,7 @@ def breakdown(warm: str, repeat: int) -> dict[str, dict[str, list[float]]]:
 def main(argv: list[str]) -> dict:
     repeat = _common.int_arg(argv, "--repeat", 15)
     env = _common.print_header("bench_startup: wall time of one small `agrad eval` process")
-    agrad = agrad_command()
+    agrad = agrad_command(argv)
     _ROOT[0] = tempfile.mkdtemp(prefix="agrad-bench-startup-")
     warm = os.path.join(_ROOT[0], "warm")
     try:

@@ -394,12 +394,18 @@ def test_a_value_keeps_its_caret(cli, option):
     assert err.splitlines()[1:] == ["[1, 2", "     ^"]
 
 
-def test_a_failure_while_starting_is_an_internal_error_too(cli, monkeypatch):
-    from agrad.cli import app
+@pytest.mark.parametrize(
+    "route,argv",
+    [("command", ["--version"]), ("command", [*MAIN, "--help"]), ("shape", MAIN)],
+    ids=["typer app, --version", "typer app, eval --help", "direct, eval"],
+)
+def test_a_failure_while_starting_is_an_internal_error_too(cli, monkeypatch, route, argv):
+    # Start-up builds Typer's command (app.command) or, for a plain command line, reads the
+    # command's definition without Typer (direct.shape): a failure in either is a bug.
+    from agrad.cli import app, direct
 
     monkeypatch.delenv("AGRAD_DEBUG", raising=False)
-    monkeypatch.setattr(
-        app, "command", lambda *only: (_ for _ in ()).throw(ImportError("no typer"))
-    )
-    err = bad(cli(MAIN), "internal error", "ImportError: no typer", code=3)
+    failing = lambda *only: (_ for _ in ()).throw(ImportError("no typer"))  # noqa: E731
+    monkeypatch.setattr(app if route == "command" else direct, route, failing)
+    err = bad(cli(argv), "internal error", "ImportError: no typer", code=3)
     assert "Traceback" not in err

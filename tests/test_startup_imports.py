@@ -65,6 +65,28 @@ def test_json_output_needs_no_rich_and_no_checker():
     assert "agrad.optim" not in result["agrad"]
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["eval", "sum(x**2)", "--set", "x=[1,2]", "--wrt", "x", "--format", "json"],
+        ["eval", "-sum(x)", "--set", "x=[1,2]", "--wrt", "x"],
+        ["jacobian", "tanh(x)", "--set", "x=[1,2]", "--wrt", "x", "--format", "json"],
+    ],
+)
+def test_a_plain_command_line_runs_without_typer(argv):
+    # Typer (and the Click it vendors) cost about a quarter of a small command's start-up;
+    # agrad.cli.direct runs plain command lines from the same definitions without them.
+    result = loaded_after(f"from agrad.cli import run\nassert run({argv!r}) == 0")
+    assert "typer" not in result["top"] and "click" not in result["top"]
+    assert "difflib" not in result["top"]  # only a misspelt name needs suggestions
+    assert "agrad.cli.direct" in result["agrad"] and result["out"].strip()
+
+
+def test_help_and_usage_errors_are_typers():
+    result = loaded_after("from agrad.cli import run\nassert run(['eval', '--bogus']) == 2")
+    assert "typer" in result["top"]
+
+
 def test_table_output_draws_with_rich():
     result = loaded_after("from agrad.cli import run\nassert run(['eval', '1+2']) == 0")
     assert "rich" in result["top"] and "3" in result["out"]

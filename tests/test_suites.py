@@ -355,3 +355,15 @@ def test_ctrl_c_reports_the_cases_done(cli, tmp_path, monkeypatch):
     assert result.err.startswith("error: interrupted at 'vector': 1 of 3 case(s) done")
     assert re.search(r"│\s*linreg\s*│\s*ok", result.out) and "kink" not in result.out
     assert not junit.exists() and not (tmp_path / "s.golden.json").exists()
+
+
+def test_names_are_printed_as_written_not_as_emoji_or_markup(cli, tmp_path):
+    # A case name is the user's text: rich must neither turn ':smile:' into an emoji nor
+    # '[bold]' into style, in the table or in the error line (both did print '😄').
+    name = "fit :smile: [bold]x[/bold] :+1:"
+    body = '[[case]]\nname = "{}"\nprogram = "sum(x**2)"\nset = ["x=[1,2]"]\nwrt = ["x"]\n'
+    result = cli(["check", "--suite", write(tmp_path, body.format(name))])
+    assert result.code == 1
+    assert ":smile:" in result.out and ":+1:" in result.out and "[bold]x[/bold]" in result.out
+    assert "\N{SMILING FACE WITH OPEN MOUTH AND SMILING EYES}" not in result.out
+    assert "\N{THUMBS UP SIGN}" not in result.out

@@ -9,6 +9,7 @@ is not an error: the command finishes quietly with the status it earned.
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 from enum import IntEnum
@@ -72,30 +73,12 @@ def _run(argv: list[str]) -> int:
 
     # Overflow to inf or a log of 0 is reported in the output (inf/nan), not as a warning.
     warnings.simplefilter("ignore", RuntimeWarning)
-    import typer
-    from typer._click.exceptions import NoArgsIsHelpError
-
     from ..errors import AgradError, agrad_wording
-    from .app import command, invoked_command
-    from .argv import normalize
 
-    group = command(invoked_command(argv))
+    invoke = _invocation(argv)
     try:
         with agrad_wording():  # the CLI's errors say what to do, not PyTorch's texts
-            result = group.main(
-                args=normalize(argv, group), prog_name="agrad", standalone_mode=False
-            )
-    except typer.Exit as exc:
-        if exc.exit_code == ExitCode.INTERRUPTED and isinstance(exc.__cause__, KeyboardInterrupt):
-            return _fail("interrupted", code=ExitCode.INTERRUPTED)  # Typer's own Ctrl-C
-        return exc.exit_code
-    except NoArgsIsHelpError as exc:  # `agrad` alone: the help, as the usage error it is
-        sys.stderr.write(exc.format_message().rstrip("\n") + "\n")
-        return ExitCode.BAD_INPUT
-    except typer.TyperException as exc:  # Typer's (vendored Click's) usage errors
-        return _fail(_usage_message(exc), code=getattr(exc, "exit_code", 2) or 2)
-    except typer.Abort:  # Click's answer to end of input at a prompt
-        return _fail("aborted", code=ExitCode.INTERRUPTED)
+            result = invoke()
     except AgradError as exc:
         return _fail(str(exc), exc.snippet, exc.exit_code)
     except SystemExit as exc:  # shell completion exits through sys.exit
@@ -104,9 +87,58 @@ def _run(argv: list[str]) -> int:
         return _fail(OUT_OF_MEMORY)
     except RecursionError:
         return _fail("the input is nested too deeply to handle; split it into smaller parts")
+    except EOFError:  # (run directly) what Typer's app does with it: a blank line, aborted
+        sys.stderr.write("\n")
+        return _fail("aborted", code=ExitCode.INTERRUPTED)
+    except OSError as exc:
+        if exc.errno != errno.EPIPE:
+            return _internal(exc)
+        return 1  # (run directly) as Typer's app exits on a broken pipe it did not see
     except Exception as exc:  # the boundary: never a traceback
+        if "typer" in sys.modules:  # (only Typer's app raises its exceptions)
+            code = _typer_outcome(exc)
+            if code is not None:
+                return code
         return _internal(exc)
     return int(result) if isinstance(result, int) else int(ExitCode.OK)
+
+
+def _invocation(argv: list[str]):
+    """What runs ``argv``: the command's function directly when `agrad.cli.direct` can
+    read the command line, else Typer's app (help, usage errors, completion, the rest)."""
+    from .app import command, invoked_command
+    from .argv import click_shapes, normalize
+
+    name = invoked_command(argv)
+    if name is not None:
+        from . import direct
+
+        args = normalize(argv, {name: direct.shape(name).argv_shape()})
+        kwargs = direct.parse(name, args[1:])
+        if kwargs is not None:
+            return lambda: direct.run(name, kwargs)
+    group = command(name)
+    args = normalize(argv, click_shapes(group))
+    return lambda: group.main(args=args, prog_name="agrad", standalone_mode=False)
+
+
+def _typer_outcome(exc: Exception) -> int | None:
+    """The exit status for one of Typer's (vendored Click's) exceptions, else None."""
+    import typer
+    from typer._click.exceptions import NoArgsIsHelpError
+
+    if isinstance(exc, typer.Exit):
+        if exc.exit_code == ExitCode.INTERRUPTED and isinstance(exc.__cause__, KeyboardInterrupt):
+            return _fail("interrupted", code=ExitCode.INTERRUPTED)  # Typer's own Ctrl-C
+        return exc.exit_code
+    if isinstance(exc, NoArgsIsHelpError):  # `agrad` alone: the help, as the usage error it is
+        sys.stderr.write(exc.format_message().rstrip("\n") + "\n")
+        return ExitCode.BAD_INPUT
+    if isinstance(exc, typer.TyperException):  # Typer's (vendored Click's) usage errors
+        return _fail(_usage_message(exc), code=getattr(exc, "exit_code", 2) or 2)
+    if isinstance(exc, typer.Abort):  # Click's answer to end of input at a prompt
+        return _fail("aborted", code=ExitCode.INTERRUPTED)
+    return None
 
 
 def _internal(exc: Exception) -> int:

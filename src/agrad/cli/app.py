@@ -1,20 +1,23 @@
-"""The Typer app: options in, results from `agrad.lang.session`, output from `render`."""
+"""The commands: options in, results from `agrad.lang.session`, output from `render`.
+
+They are defined once, with `agrad.cli.options` (Typer's parameters, kept for later);
+the Typer app is made from them when a command line needs it (`typer_app`, `command`),
+and `agrad.cli.direct` runs the common command lines without it.
+"""
 
 from __future__ import annotations
 
-import copy
 import functools
 import os
 import sys
 from enum import Enum
-from typing import Annotated
-
-import typer
+from typing import Annotated, Any
 
 from .. import __version__
 from ..errors import AgradValueError
+from .options import COMMANDS, Argument, Option, command, typer_signature
 
-app = typer.Typer(
+APP_SETTINGS = dict(
     name="agrad",
     help="Autograd calculator and gradient checker: values, gradients, Jacobians, Hessians "
     "and finite-difference checks of tensor expressions, with PyTorch's semantics.",
@@ -46,14 +49,14 @@ class Nonfinite(str, Enum):
 
 ProgramArg = Annotated[
     str | None,
-    typer.Argument(help="The program text; '-' reads it from standard input.", show_default=False),
+    Argument(help="The program text; '-' reads it from standard input.", show_default=False),
 ]
 FileOpt = Annotated[
-    str | None, typer.Option("--file", "-f", help="Read the program from a file.", metavar="PATH")
+    str | None, Option("--file", "-f", help="Read the program from a file.", metavar="PATH")
 ]
 SetOpt = Annotated[
     list[str] | None,
-    typer.Option(
+    Option(
         "--set",
         help="Bind NAME=VALUE: a constant (e.g. 'x=[1,2]', 'x=randn(3)', 'x=2.5'; quote it "
         "for the shell) or @PATH (.npy, .npz:key, .csv, .txt, .json). Repeatable.",
@@ -62,28 +65,26 @@ SetOpt = Annotated[
 ]
 WrtOpt = Annotated[
     list[str] | None,
-    typer.Option(
+    Option(
         "--wrt",
         help="Variables to differentiate with respect to, e.g. w,b (default: the leaves "
         "the program marks requires_grad=true).",
         metavar="NAMES",
     ),
 ]
-FormatOpt = Annotated[Format, typer.Option("--format", help="Output format.")]
+FormatOpt = Annotated[Format, Option("--format", help="Output format.")]
 PrecisionOpt = Annotated[
-    int, typer.Option("--precision", min=1, max=17, help="Significant digits in tables.")
+    int, Option("--precision", min=1, max=17, help="Significant digits in tables.")
 ]
-DtypeOpt = Annotated[Dtype, typer.Option("--dtype", help="Floating-point precision.")]
-SeedOpt = Annotated[int, typer.Option("--seed", min=0, help="Seed for randn/rand.")]
+DtypeOpt = Annotated[Dtype, Option("--dtype", help="Floating-point precision.")]
+SeedOpt = Annotated[int, Option("--seed", min=0, help="Seed for randn/rand.")]
 LimitOpt = Annotated[
     int,
-    typer.Option(
-        "--max-elements", min=1, help="Refuse any value, file or result larger than this."
-    ),
+    Option("--max-elements", min=1, help="Refuse any value, file or result larger than this."),
 ]
 NonfiniteOpt = Annotated[
     Nonfinite,
-    typer.Option(
+    Option(
         "--nonfinite",
         help='How --format json writes nan and ±inf: as the strings "nan", "inf", "-inf", or '
         "as null.",
@@ -91,9 +92,7 @@ NonfiniteOpt = Annotated[
 ]
 MaxOutputOpt = Annotated[
     int,
-    typer.Option(
-        "--max-output", min=1, help="Refuse a JSON or CSV output of more numbers than this."
-    ),
+    Option("--max-output", min=1, help="Refuse a JSON or CSV output of more numbers than this."),
 ]
 
 
@@ -122,6 +121,10 @@ def read_program(program: str | None, file: str | None) -> str:
 
 
 def _command_name() -> str:
+    from . import direct
+
+    if direct.RUNNING:  # run without Click: the command it runs
+        return direct.RUNNING[-1]
     from typer._click.globals import get_current_context
 
     ctx = get_current_context(silent=True)
@@ -143,23 +146,22 @@ def _session(program, file, sets, wrt, dtype, seed, max_elements):
 
 def _version(value: bool) -> None:
     if value:
+        import typer
+
         typer.echo(f"agrad {__version__}")
         raise typer.Exit()
 
 
-@app.callback()
 def root(
     version: Annotated[
         bool,
-        typer.Option(
-            "--version", callback=_version, is_eager=True, help="Show the version and exit."
-        ),
+        Option("--version", callback=_version, is_eager=True, help="Show the version and exit."),
     ] = False,
 ) -> None:
     """agrad: autograd from the command line."""
 
 
-@app.command("eval")
+@command("eval")
 def eval_command(
     program: ProgramArg = None,
     file: FileOpt = None,
@@ -167,7 +169,7 @@ def eval_command(
     wrt: WrtOpt = None,
     grad_output: Annotated[
         str | None,
-        typer.Option(
+        Option(
             "--grad-output",
             metavar="VALUE",
             help="The 'gradient' of backward for a "
@@ -176,7 +178,7 @@ def eval_command(
     ] = None,
     explain: Annotated[
         bool,
-        typer.Option(
+        Option(
             "--explain",
             help="Show the backward pass step by "
             "step: the gradient reaching each node, its local rule, what it sends "
@@ -185,7 +187,7 @@ def eval_command(
     ] = False,
     detect_anomaly: Annotated[
         bool,
-        typer.Option(
+        Option(
             "--detect-anomaly",
             help="Name the op where a nan or inf first appears, in the value or the "
             "gradient, with the program line and a caret under it.",
@@ -219,7 +221,7 @@ def eval_command(
     render.evaluation(session.evaluate(grad_output, detect_anomaly), format_.value, precision)
 
 
-@app.command("jacobian")
+@command("jacobian")
 def jacobian_command(
     program: ProgramArg = None,
     file: FileOpt = None,
@@ -253,7 +255,7 @@ def jacobian_command(
     render.jacobian(value, blocks, format_.value, precision)
 
 
-@app.command("hessian")
+@command("hessian")
 def hessian_command(
     program: ProgramArg = None,
     file: FileOpt = None,
@@ -303,20 +305,42 @@ def default_wrt(session, command: str) -> None:
             raise nothing_to_differentiate(command)
 
 
+def typer_app(only: str | None = None) -> Any:
+    """The Typer app of every command, or (``only``) of that one command."""
+    import typer
+
+    _register_commands()
+    app = typer.Typer(**APP_SETTINGS)
+    app.callback()(_typed(root))
+    for name, fn in COMMANDS.items():
+        if only is None or name == only:
+            app.command(name)(_typed(fn))
+    return app
+
+
+def _typed(fn: Any, call: Any = None) -> Any:
+    """``fn`` as Typer reads it: its `Option`/`Argument` made into Typer's own (``call``,
+    if given, is called instead of ``fn``: tests see what Typer passes)."""
+
+    @functools.wraps(fn)
+    def typed(**kwargs: Any) -> Any:
+        return (call or fn)(**kwargs)
+
+    typed.__signature__ = typer_signature(fn)  # type: ignore[attr-defined]
+    return typed
+
+
 @functools.cache
-def command(only: str | None = None) -> typer.core.TyperGroup:  # the Click command Typer builds
+def command(only: str | None = None) -> Any:  # the Click command Typer builds
     """The Click command behind the app (run by `agrad.cli.run` with its own error boundary);
     with ``only``, the app with that one command (see `invoked_command`).
 
     Built once per process (about 10 ms for the whole app): Click keeps what it parses in a
-    fresh context per invocation, so in-process callers (tests, the fuzzer) reuse it."""
-    _register_commands()
-    if only is None:
-        return typer.main.get_command(app)
-    # Building a command's options is most of the cost, and a run uses one command.
-    one = copy.copy(app)
-    one.registered_commands = [c for c in app.registered_commands if c.name == only]
-    return typer.main.get_command(one)
+    fresh context per invocation, so in-process callers (tests, the fuzzer) reuse it.
+    Building a command's options is most of the cost, and a run uses one command."""
+    import typer
+
+    return typer.main.get_command(typer_app(only))
 
 
 def invoked_command(argv: list[str]) -> str | None:
@@ -325,9 +349,15 @@ def invoked_command(argv: list[str]) -> str | None:
     if not argv or os.environ.get("_AGRAD_COMPLETE"):
         return None
     _register_commands()
-    return argv[0] if argv[0] in {c.name for c in app.registered_commands} else None
+    return argv[0] if argv[0] in COMMANDS else None
 
 
 def _register_commands() -> None:
     # Each registers its command; the order here is the order --help lists them in.
     from . import check, fit, functions, graph  # noqa: F401
+
+
+def __getattr__(name: str) -> Any:
+    if name == "app":  # the whole Typer app (typer.testing.CliRunner takes one)
+        return typer_app()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

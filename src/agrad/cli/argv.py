@@ -24,23 +24,38 @@ _OPTION_LIKE_LONG = re.compile(r"--[A-Za-z][\w-]*(=.*)?", re.DOTALL)
 _OPTION_CHARS = re.compile(r"-[A-Za-z0-9_-]*")
 
 
-def normalize(argv: list[str], group: Any) -> list[str]:
+# A command's options as normalize needs them: each option name -> whether it takes a
+# value, and whether the command takes the program as its argument.
+Shape = tuple[dict[str, bool], bool]
+
+
+def click_shapes(group: Any) -> dict[str, Shape]:
+    """The shape of each command of a Click group (Typer's app)."""
+    return {
+        name: (
+            {
+                opt: not (p.is_flag or p.count)
+                for p in command.params
+                if p.param_type_name == "option"
+                for opt in (*p.opts, *p.secondary_opts)
+            },
+            any(p.param_type_name == "argument" for p in command.params),
+        )
+        for name, command in group.commands.items()
+    }
+
+
+def normalize(argv: list[str], shapes: dict[str, Shape]) -> list[str]:
     """``argv`` with a program that starts with '-' moved after ``--``."""
     at = 0
     while at < len(argv) and argv[at].startswith("-") and argv[at] != "-":
         at += 1  # the root's own flags (--version, --help): none takes a value
-    if at >= len(argv) or argv[at] not in group.commands:
+    if at >= len(argv) or argv[at] not in shapes:
         return argv
-    command = group.commands[argv[at]]
-    if not any(p.param_type_name == "argument" for p in command.params):
+    options, has_argument = shapes[argv[at]]
+    if not has_argument:
         return argv
-    takes_value = {
-        opt: not (p.is_flag or p.count)
-        for p in command.params
-        if p.param_type_name == "option"
-        for opt in (*p.opts, *p.secondary_opts)
-    }
-    takes_value.update({"--help": False, "-h": False})
+    takes_value = {**options, "--help": False, "-h": False}
     out: list[str] = []
     program: str | None = None
     positional_seen = False

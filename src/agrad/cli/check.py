@@ -5,8 +5,6 @@ from __future__ import annotations
 from enum import Enum
 from typing import Annotated
 
-import typer
-
 from ..errors import AgradNameError, AgradValueError
 from . import ExitCode, suites
 from .app import (
@@ -24,10 +22,10 @@ from .app import (
     SetOpt,
     WrtOpt,
     _session,
-    app,
     default_wrt,
     output_options,
 )  # fmt: skip
+from .options import Option, command
 
 
 class Method(str, Enum):
@@ -40,7 +38,7 @@ class Method(str, Enum):
     taylor = "taylor"
 
 
-@app.command("check")
+@command("check")
 def check_command(
     program: ProgramArg = None,
     file: FileOpt = None,
@@ -48,7 +46,7 @@ def check_command(
     wrt: WrtOpt = None,
     eps: Annotated[
         float | None,
-        typer.Option(
+        Option(
             "--eps",
             help="Force one finite-difference step, times max(1, |x|) (default: each "
             "element's own step, chosen adaptively).",
@@ -56,20 +54,18 @@ def check_command(
     ] = None,
     atol: Annotated[
         float | None,
-        typer.Option(
+        Option(
             "--atol",
             help="Absolute tolerance (default: 1e-6 of the gradient's scale, 1e-5 in float32).",
         ),
     ] = None,
     rtol: Annotated[
         float | None,
-        typer.Option(
-            "--rtol", help="Relative tolerance (default 1e-5 for float64, 1e-4 for float32)."
-        ),
+        Option("--rtol", help="Relative tolerance (default 1e-5 for float64, 1e-4 for float32)."),
     ] = None,
     order: Annotated[
         int,
-        typer.Option(
+        Option(
             "--order",
             min=1,
             max=2,
@@ -78,7 +74,7 @@ def check_command(
     ] = 1,
     method: Annotated[
         Method,
-        typer.Option(
+        Option(
             "--method",
             help="auto: the complex step where every op is analytic, else adaptive steps; "
             "complex, ridders: only those; central, forward, richardson: one step (--eps); "
@@ -87,18 +83,18 @@ def check_command(
     ] = Method.auto,
     fast: Annotated[
         bool,
-        typer.Option(
+        Option(
             "--fast",
             help="Random-direction projections: a few "
             "evaluations instead of two per input element.",
         ),
     ] = False,
     strict: Annotated[
-        bool, typer.Option("--strict", help="Count non-differentiable points (kinks) as failures.")
+        bool, Option("--strict", help="Count non-differentiable points (kinks) as failures.")
     ] = False,
     allow_undecided: Annotated[
         bool,
-        typer.Option(
+        Option(
             "--allow-undecided",
             help="Pass although some elements are undecided (no finite difference can "
             "decide them: overflow, a kink closer than any step, noise).",
@@ -106,11 +102,11 @@ def check_command(
     ] = False,
     all_elements: Annotated[
         bool,
-        typer.Option("--all", help="JSON and CSV: every compared element, not only the worst."),
+        Option("--all", help="JSON and CSV: every compared element, not only the worst."),
     ] = False,
     max_seconds: Annotated[
         float,
-        typer.Option(
+        Option(
             "--max-seconds",
             min=0.0,
             help="Refuse a check estimated (from a first block of evaluations) to take longer.",
@@ -118,13 +114,11 @@ def check_command(
     ] = 600.0,
     directions: Annotated[
         int,
-        typer.Option(
-            "--directions", min=1, help="Random directions per variable (--fast, taylor)."
-        ),
+        Option("--directions", min=1, help="Random directions per variable (--fast, taylor)."),
     ] = 3,
     expect: Annotated[
         list[str] | None,
-        typer.Option(
+        Option(
             "--expect",
             metavar="NAME=FORMULA",
             help='A hand-derived gradient to compare, e.g. w="2*sum((w*x+b-y)*x)". Repeatable.',
@@ -132,7 +126,7 @@ def check_command(
     ] = None,
     python: Annotated[
         str | None,
-        typer.Option(
+        Option(
             "--python",
             metavar="FILE.py:NAME",
             help="Check a Python function of yours instead of a program (this runs your "
@@ -142,7 +136,7 @@ def check_command(
     ] = None,
     grad: Annotated[
         str | None,
-        typer.Option(
+        Option(
             "--grad",
             metavar="FILE.py:NAME",
             help="With --python: a hand-written gradient, called like the function, "
@@ -152,7 +146,7 @@ def check_command(
     ] = None,
     grad_output: Annotated[
         str | None,
-        typer.Option(
+        Option(
             "--grad-output",
             metavar="VALUE",
             help="With --python and a non-scalar output: check the vector-Jacobian product "

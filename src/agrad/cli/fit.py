@@ -6,8 +6,6 @@ import time
 from enum import Enum
 from typing import Annotated
 
-import typer
-
 from ..errors import AgradInterrupted, AgradLimitError, AgradValueError
 from . import ExitCode
 from .app import (
@@ -26,10 +24,10 @@ from .app import (
     SetOpt,
     WrtOpt,
     _session,
-    app,
     default_wrt,
     output_options,
 )  # fmt: skip
+from .options import Option, command
 
 TIME_BUDGET = 600.0  # seconds a fit may be estimated to take before it is refused
 
@@ -39,24 +37,20 @@ class Optimizer(str, Enum):
     adam = "adam"
 
 
-@app.command("fit")
+@command("fit")
 def fit_command(
     program: ProgramArg = None,
     file: FileOpt = None,
     set_: SetOpt = None,
     wrt: WrtOpt = None,
-    steps: Annotated[int, typer.Option("--steps", min=0, help="Optimizer steps.")] = 100,
-    lr: Annotated[float, typer.Option("--lr", min=0.0, help="Learning rate.")] = 0.01,
-    momentum: Annotated[float, typer.Option("--momentum", min=0.0, help="SGD momentum.")] = 0.0,
-    optimizer: Annotated[
-        Optimizer, typer.Option("--optimizer", help="sgd or adam.")
-    ] = Optimizer.sgd,
-    every: Annotated[
-        int, typer.Option("--every", min=0, help="Log a row every K steps (0: none).")
-    ] = 0,
+    steps: Annotated[int, Option("--steps", min=0, help="Optimizer steps.")] = 100,
+    lr: Annotated[float, Option("--lr", min=0.0, help="Learning rate.")] = 0.01,
+    momentum: Annotated[float, Option("--momentum", min=0.0, help="SGD momentum.")] = 0.0,
+    optimizer: Annotated[Optimizer, Option("--optimizer", help="sgd or adam.")] = Optimizer.sgd,
+    every: Annotated[int, Option("--every", min=0, help="Log a row every K steps (0: none).")] = 0,
     max_seconds: Annotated[
         float,
-        typer.Option(
+        Option(
             "--max-seconds",
             min=0.0,
             help="Refuse a run estimated (from its first steps) to take longer than this.",

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from .app import Format, FormatOpt, app
+from .app import Format, FormatOpt
+from .options import command
 
 
-@app.command("functions")
+@command("functions")
 def functions_command(format_: FormatOpt = Format.table) -> None:
     """List the functions the language provides, with their parameters.
 

@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import shutil
-import subprocess
 from enum import Enum
 from pathlib import Path
 from typing import Annotated
 
-import typer
-
 from ..errors import AgradValueError
-from .app import Dtype, DtypeOpt, FileOpt, LimitOpt, ProgramArg, SeedOpt, SetOpt, WrtOpt, app
+from .app import Dtype, DtypeOpt, FileOpt, LimitOpt, ProgramArg, SeedOpt, SetOpt, WrtOpt
 from .app import _session as make_session
+from .options import Option, command
 
 RENDER_FORMATS = {".svg": "svg", ".png": "png", ".pdf": "pdf"}
 
@@ -24,7 +22,7 @@ class GraphFormat(str, Enum):
     json = "json"
 
 
-@app.command("graph")
+@command("graph")
 def graph_command(
     program: ProgramArg = None,
     file: FileOpt = None,
@@ -32,14 +30,14 @@ def graph_command(
     wrt: WrtOpt = None,
     format_: Annotated[
         GraphFormat,
-        typer.Option(
+        Option(
             "--format",
             help="tree (the terminal), dot (Graphviz), mermaid (Markdown, GitHub) or json.",
         ),
     ] = GraphFormat.tree,
     render: Annotated[
         str | None,
-        typer.Option(
+        Option(
             "--render",
             metavar="OUT.svg|OUT.png",
             help="Draw the graph to a file with Graphviz's dot.",
@@ -47,11 +45,11 @@ def graph_command(
     ] = None,
     constants: Annotated[
         bool,
-        typer.Option("--constants/--no-constants", help="Show inputs that do not require grad."),
+        Option("--constants/--no-constants", help="Show inputs that do not require grad."),
     ] = True,
     values: Annotated[
         bool,
-        typer.Option(
+        Option(
             "--values",
             help="Show each node's value and the output's gradient with respect to it.",
         ),
@@ -86,6 +84,8 @@ def graph_command(
 
 
 def _render(source: str, target: str) -> None:
+    import subprocess  # (here: every command line imports this module, few draw pictures)
+
     kind = RENDER_FORMATS.get(Path(target).suffix.lower())
     if kind is None:
         raise AgradValueError(f"--render {target!r}: name an .svg, .png or .pdf file")

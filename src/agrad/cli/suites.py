@@ -12,14 +12,13 @@ from __future__ import annotations
 import os
 from typing import Annotated
 
-import typer
-
 from ..errors import AgradInterrupted, AgradValueError
 from . import ExitCode
+from .options import Option
 
 SuiteOpt = Annotated[
     list[str] | None,
-    typer.Option(
+    Option(
         "--suite",
         metavar="FILE.toml",
         help="Run the cases of a TOML suite instead of one program (repeatable).",
@@ -27,13 +26,11 @@ SuiteOpt = Annotated[
 ]
 UpdateGoldenOpt = Annotated[
     bool,
-    typer.Option(
-        "--update-golden", help="With --suite: rewrite the golden values beside each suite."
-    ),
+    Option("--update-golden", help="With --suite: rewrite the golden values beside each suite."),
 ]
 RequireGoldenOpt = Annotated[
     bool | None,
-    typer.Option(
+    Option(
         "--require-golden/--no-require-golden",
         help="With --suite: fail a case that has no golden values (default: on when the "
         "environment says CI=true).",
@@ -42,13 +39,11 @@ RequireGoldenOpt = Annotated[
 ]
 JunitOpt = Annotated[
     str | None,
-    typer.Option(
-        "--junit-xml", metavar="PATH", help="With --suite: also write a JUnit XML report."
-    ),
+    Option("--junit-xml", metavar="PATH", help="With --suite: also write a JUnit XML report."),
 ]
 AllowOutsideOpt = Annotated[
     bool,
-    typer.Option(
+    Option(
         "--allow-outside",
         help="With --suite: let a suite read files outside its own folder (and hidden ones).",
     ),

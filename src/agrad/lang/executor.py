@@ -20,14 +20,14 @@ from ..errors import AgradError, AgradLimitError, AgradNameError, AgradValueErro
 from . import ir
 from .functions import CONSTANTS, TABLE, Function, LangList, as_int, to_tensor
 from .naming import check_method, keyword_aliases, suggest, trailing_sizes
+from .steps import ARITH as _ARITH
+from .steps import COMPARE as _COMPARE
+from .steps import CallStep
 
 if TYPE_CHECKING:
     from .program import Program
 
 MAX_DIMS = 32  # nested tensor literal depth
-
-_ARITH = {"+": F.add, "-": F.sub, "*": F.mul, "/": F.div, "**": F.pow, "@": F.matmul}
-_COMPARE = {"<": F.lt, "<=": F.le, ">": F.gt, ">=": F.ge, "==": F.eq, "!=": F.ne}
 
 
 @dataclass
@@ -62,14 +62,13 @@ class Executor:
             self.env[name] = wrap(value._array, True) if name in wrt else value
 
     def execute(self) -> Run:
-        instrs = self.program.parsed.instrs
         slots: list[Any] = []
-        append, step = slots.append, self.step
+        append, env = slots.append, self.env
         try:  # one try for the loop (entered once, not once per instruction)
-            for instr in instrs:
-                append(step(instr, slots))
+            for step in self.program.steps:  # (see agrad.lang.steps)
+                append(step(slots, env, self))
         except (AgradError, MemoryError) as failure:
-            self._failed(instrs[len(slots)], failure)
+            self._failed(self.program.parsed.instrs[len(slots)], failure)
         return self._finish(slots)
 
     def _failed(self, instr: ir.Instr, failure: BaseException) -> None:
@@ -159,7 +158,7 @@ class Executor:
             }[op](a)
         return _ARITH[op](a, b)
 
-    def call(self, instr: ir.Instr, args: list, slots: list) -> Any:
+    def call(self, instr: ir.Instr, args: list, slots: list, step: CallStep | None = None) -> Any:
         checked = self.program.checked_calls.get(id(instr))
         if checked is None:
             fn = TABLE.get(instr.name)
@@ -176,6 +175,8 @@ class Executor:
             _bind(fn, args, kwargs)
             # All three depend on the call as written only: the same for every run.
             self.program.checked_calls[id(instr)] = (fn, tuple(kwargs))
+            if step is not None:
+                step.checked(fn)
         else:
             fn, keywords_as_named = checked
             kwargs = {

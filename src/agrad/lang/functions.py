@@ -15,13 +15,12 @@ import dataclasses
 import functools
 import inspect
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from ..engine import creation as C
 from ..engine import functions as F
 from ..engine.dtypes import get_default_dtype
 from ..engine.kernels import Array, Axis, Sizes
@@ -271,9 +270,14 @@ def from_op(op: Op) -> Function:
     else:
         params = tuple(inspect.signature(op.forward, eval_str=True).parameters.values())
     operands = [p.name for p in params if p.annotation is Array]
+    names = [p.name for p in params]
+    # The operands come first (x, or a, b): a call of exactly them is engine(*operands).
+    leading = len(operands) if names[: len(operands)] == operands else -1
 
     def impl(*args: Any, **kwargs: Any) -> Any:
-        bound = dict(zip([p.name for p in params], args, strict=False), **kwargs)
+        if not kwargs and len(args) == leading:  # sum(x), sin(x), maximum(a, b)
+            return engine(*args)
+        bound = dict(zip(names, args, strict=False), **kwargs)
         tensors = [bound.pop(n) for n in operands]
         return engine(*tensors, **bound)
 
@@ -282,98 +286,60 @@ def from_op(op: Op) -> Function:
     return Function.of(impl, name, doc)
 
 
-# ---- written by hand ----------------------------------------------------------------------
+class FunctionTable(Mapping[str, Function]):
+    """Name -> `Function`, each entry made from its implementation's signature on first
+    lookup: a program calls a few functions, and reading all ~90 signatures costs a few
+    ms of every command's start-up. Iterating (``agrad functions``, suggestions for a
+    misspelt name) makes them all; the names and their order are known from the start."""
+
+    def __init__(self, makers: dict[str, Callable[[], Function]]) -> None:
+        self._makers = makers
+        self._made: dict[str, Function] = {}
+
+    def __getitem__(self, name: str) -> Function:
+        made = self._made.get(name)
+        if made is None:
+            made = self._made[name] = self._makers[name]()  # KeyError: no such function
+        return made
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._makers)
+
+    def __len__(self) -> int:
+        return len(self._makers)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._makers
 
 
-def tensor(value: Value, requires_grad: bool = False) -> Tensor:
-    """a leaf tensor; requires_grad=true makes it a variable to differentiate"""
-    t = to_tensor(value).detach()
-    t = F.astype(t, t.dtype if t.dtype.kind == "f" else np.float64)
-    return C.tensor(t._array, requires_grad=requires_grad)
-
-
-def square(x: Array) -> Tensor:
-    """elementwise square"""
-    return F.square(x)
-
-
-def dot(a: Array, b: Array) -> Tensor:
-    """inner product of two vectors"""
-    return F.dot(a, b)
-
-
-def outer(a: Array, b: Array) -> Tensor:
-    """outer product of two vectors"""
-    return F.outer(a, b)
-
-
-def transpose(x: Array, axes: Axis = None) -> Tensor:
-    """axes reversed, or permuted by axes"""
-    return F.transpose(x, axes=axes)
-
-
-def reshape(x: Array, shape: Sizes) -> Tensor:
-    """the same elements in a new shape (one size may be -1)"""
-    return F.reshape(x, shape)
-
-
-def concat(tensors: Tensors, axis: int = 0) -> Tensor:
-    """tensors joined along an existing axis"""
-    return F.concat(tensors, axis=axis)
-
-
-def stack(tensors: Tensors, axis: int = 0) -> Tensor:
-    """tensors joined along a new axis"""
-    return F.stack(tensors, axis=axis)
-
-
-def _filled(maker: Callable[..., Tensor]) -> Callable[..., Tensor]:
-    def fill(*size: Size) -> Tensor:
-        return maker(*size)
-
-    fill.__doc__ = f"a tensor of the given shape filled by {maker.__name__}"
-    return fill
-
-
-def full(shape: Sizes, value: float) -> Tensor:
-    """a tensor of the given shape filled with value"""
-    return C.full(shape, value)
-
-
-def eye(n: int, m: int | None = None) -> Tensor:
-    """the n x m identity"""
-    return C.eye(n, m)
-
-
-def arange(start: float, stop: float | None = None, step: float = 1.0) -> Tensor:
-    """start, start + step, ... below stop"""
-    lo, hi = (0.0, start) if stop is None else (start, stop)
-    return C.arange(lo, hi, step, dtype=get_default_dtype())
-
-
-def linspace(start: float, stop: float, num: int = 50) -> Tensor:
-    """num evenly spaced numbers from start to stop"""
-    return C.linspace(start, stop, num)
-
-
-def _table() -> dict[str, Function]:
+def _table() -> FunctionTable:
     from . import matrix_functions, nn_functions  # (they import this module's converters)
+    from . import written_functions as W
 
-    functions = [Function.of(tensor)]
-    functions += [from_op(op) for op in OPS.values() if op.language_name]
-    functions += [Function.of(f) for f in (square, dot, outer, transpose, reshape, concat, stack)]
-    functions += [Function.of(f) for f in matrix_functions.FUNCTIONS]
-    functions += [Function.of(_filled(m), m.__name__) for m in (C.zeros, C.ones, C.randn, C.rand)]
-    functions += [Function.of(f) for f in (full, eye, arange, linspace)]
-    functions += [Function.of(f) for f in nn_functions.FUNCTIONS]
-    table = {f.name: f for f in functions}
+    # name -> maker, in the order `agrad functions` lists them; a later entry of the same
+    # name replaces an earlier one, as in a dict display.
+    makers: dict[str, Callable[[], Function]] = {"tensor": lambda: Function.of(W.tensor)}
+    for op in OPS.values():
+        if op.language_name:
+            makers[op.language_name] = functools.partial(from_op, op)
+    for f in [*W.BASICS, *matrix_functions.FUNCTIONS]:
+        makers[f.__name__] = functools.partial(Function.of, f)
+    for name, fill in W.FILLERS.items():
+        makers[name] = functools.partial(Function.of, fill, name)
+    for f in [*W.CONSTRUCTORS, *nn_functions.FUNCTIONS]:
+        makers[f.__name__] = functools.partial(Function.of, f)
+    table = FunctionTable(makers)
     for alias, name in ALIASES.items():  # PyTorch's names for the same functions
-        table[alias] = dataclasses.replace(table[name], name=alias)
+        makers[alias] = functools.partial(_alias, table, alias, name)
     return table
+
+
+def _alias(table: FunctionTable, alias: str, name: str) -> Function:
+    return dataclasses.replace(table[name], name=alias)
 
 
 ALIASES = {"cat": "concat", "clamp": "clip"}
 
 
-TABLE: dict[str, Function] = _table()
+TABLE: FunctionTable = _table()
 CONSTANTS = {"pi": math.pi, "e": math.e, "inf": math.inf, "nan": math.nan}

@@ -10,7 +10,6 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable
 from typing import Any
 
@@ -51,6 +50,8 @@ def suggest(name: str, candidates: Iterable[str], alternatives: bool = False) ->
         if not close and len(name) > 3:
             close = [c for c in others if c.startswith(name)][:1]
     else:
+        import difflib  # (here: only a misspelt name needs it, not every start-up)
+
         close = difflib.get_close_matches(name, others, n=1, cutoff=NAME_CUTOFF)
     return f"; did you mean {close[0]!r}?" if close else ""
 

@@ -128,7 +128,10 @@ def _csv_number(v: Any) -> str:
 def console() -> Console:
     from rich.console import Console
 
-    return Console(highlight=False, soft_wrap=False, markup=False)  # values contain brackets
+    # Text is printed as it is: values contain brackets (no markup), and a name such as a
+    # suite case's 'fit :smile:' is not an emoji code (which also spares loading rich's
+    # emoji table, a few ms of every table's start-up).
+    return Console(highlight=False, soft_wrap=False, markup=False, emoji=False)
 
 
 def _table(title: str, columns: list[str], caption: str | None = None):

@@ -1,0 +1,117 @@
+"""The compiled steps (`agrad.lang.steps`) take shortcuts for the common instructions; what
+the language means is the executor's general path (`Executor.binary`, `Executor.call`).
+Every shortcut must give what the general path gives, for every kind of operand (float
+tensors of both dtypes, masks, numbers, booleans, strings, list literals) and for calls run
+a second time (checked once, then called directly) with values of other shapes, including
+values the second time round that make the call fail."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+from agrad.engine.tensor import Tensor, wrap
+from agrad.errors import AgradError
+from agrad.lang import ir
+from agrad.lang.executor import Executor
+from agrad.lang.functions import LangList
+from agrad.lang.program import Program
+from agrad.lang.steps import compile_steps
+
+
+def _operands():
+    return {
+        "float64 tensor": wrap(np.array([1.5, -2.0]), True),
+        "float32 tensor": wrap(np.array([0.5, 4.0], dtype=np.float32)),
+        "0-d tensor": wrap(np.array(3.0)),
+        "mask": wrap(np.array([True, False])),
+        "number": 2.0,
+        "zero": 0.0,
+        "boolean": True,
+        "string": "ij",
+        "list literal": LangList([1.0, 2.0]),
+        "int": 3,  # not a literal of the language, but a value a function may return
+    }
+
+
+def _outcome(compute):
+    try:
+        with np.errstate(all="ignore"):
+            out = compute()
+    except AgradError as exc:
+        return ("error", type(exc).__name__, str(exc))
+    except Exception as exc:  # noqa: BLE001 - the same failure either way is what counts
+        return ("exception", type(exc).__name__, str(exc))
+    if isinstance(out, Tensor):
+        grad_fn = out.grad_fn.name() if out.grad_fn is not None else None
+        values = repr(out._array.tolist())  # (repr: nan compares equal to nan)
+        return ("tensor", out._array.dtype, values, out.requires_grad, grad_fn)
+    return ("value", repr(out))
+
+
+def _executor() -> Executor:
+    return Executor(Program.compile("1"), {}, [])
+
+
+@pytest.mark.parametrize("op", sorted(ir.BINARY_OPS))
+def test_binary_steps_agree_with_the_general_rules(op):
+    operands = _operands()
+    (step,) = compile_steps((ir.Instr(ir.BINARY, 1, 1, 2, op=op, args=(0, 1)),))
+    for (na, a), (nb, b) in itertools.product(operands.items(), repeat=2):
+        fast = _outcome(lambda a=a, b=b: step([a, b], {}, _executor()))
+        general = _outcome(lambda a=a, b=b: _executor().binary(op, a, b))
+        assert fast == general, f"{na} {op} {nb}"
+
+
+def test_name_and_const_steps():
+    steps = compile_steps(
+        (
+            ir.Instr(ir.NAME, 1, 1, 2, name="x"),
+            ir.Instr(ir.NAME, 1, 1, 2, name="pi"),
+            ir.Instr(ir.CONST, 1, 1, 2, value=1.5),
+        )
+    )
+    x = wrap(np.array(2.0))
+    assert steps[0]([], {"x": x}, None) is x
+    assert steps[1]([], {}, None) == np.pi
+    assert steps[1]([], {"pi": x}, None) is x  # an assigned name shadows the constant
+    assert steps[2]([], {}, None) == 1.5
+
+
+CALLS = [
+    # (program, first value of x, second value of x)
+    ("sum(x)", [1, 2], [[1, 2], [3, 4]]),  # direct: operands only
+    ("x.sum()", [1, 2], [[1, 2], [3, 4]]),  # a method call: direct too
+    ("maximum(x, 2*x - 3)", [1, 5], [[0, 9]]),
+    ("mean(x, 0)", [[1, 2], [3, 4]], [5, 6, 7]),  # a non-operand positional argument
+    ("sum(x, axis=0)", [[1, 2], [3, 4]], [5, 6, 7]),  # keywords: the general path
+    ("reshape(x, 2, 2)", [1, 2, 3, 4], [5, 6, 7, 8]),  # sizes gathered into a shape
+    ("reshape(x, [2, 2])", [1, 2, 3, 4], [1, 2, 3]),  # the second run fails in NumPy
+    ("mean(x, 1)", [[1, 2], [3, 4]], [1, 2]),  # the second run's axis is out of range
+    ("sum(zeros(2, 3)) + sum(x)", [1], [2, 3]),  # *sizes: the general path
+    ("log(x)", [1, 2], [0, -1]),  # -inf and nan, not an error
+    ("concat([x, x])", [1, 2], [[1], [2]]),
+]
+
+
+@pytest.mark.parametrize("program,first,second", CALLS)
+def test_a_call_run_again_gives_what_a_first_run_gives(program, first, second):
+    compiled = Program.compile(program)
+    for value in (first, second, first):
+        again = _outcome(lambda v=value: compiled.run({"x": v}, ["x"]).output)
+        fresh = _outcome(lambda v=value: Program.compile(program).run({"x": v}, ["x"]).output)
+        assert again == fresh, (program, value)
+
+
+def test_a_call_run_again_differentiates_as_a_first_run():
+    compiled = Program.compile("sum(tanh(x) * maximum(x, 0.5))")
+    for value in ([0.1, 0.9], [[2.0, -1.0], [0.0, 3.0]]):
+        runs = [compiled.run({"x": value}, ["x"]), Program.compile(compiled.source).run(
+            {"x": value}, ["x"])]  # fmt: skip
+        grads = []
+        for run in runs:
+            run.output.backward()
+            grads.append(run.wrt["x"].grad.numpy())
+        np.testing.assert_array_equal(grads[0], grads[1])
