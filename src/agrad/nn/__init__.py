@@ -65,6 +65,7 @@ from .modules import (
     Softplus,
     Tanh,
 )
+from .norms import GroupNorm, InstanceNorm1d, InstanceNorm2d, LocalResponseNorm
 from .parameter import Parameter
 
 __all__ = [
@@ -135,4 +136,8 @@ __all__ = [
     "functional",
     "init",
     "utils",
+    "GroupNorm",
+    "InstanceNorm1d",
+    "InstanceNorm2d",
+    "LocalResponseNorm",
 ]

@@ -42,6 +42,7 @@ from .losses import (
 )
 from .losses_more import *  # noqa: F403 - kl_div, huber_loss, cosine_similarity, ...
 from .losses_more import __all__ as _LOSSES_MORE
+from .norms import group_norm, instance_norm, local_response_norm
 
 # ---- linear layers -------------------------------------------------------------------------
 
@@ -315,4 +316,7 @@ __all__ = [
     "unfold",
     *_ACTIVATIONS,
     *_LOSSES_MORE,
+    "group_norm",
+    "instance_norm",
+    "local_response_norm",
 ]
