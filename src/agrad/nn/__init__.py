@@ -24,6 +24,7 @@ from .activation_modules import (
     Tanhshrink,
     Threshold,
 )
+from .attention_modules import MultiheadAttention
 from .containers import ModuleDict, ModuleList, Sequential
 from .layers import Bilinear, Conv1d, Conv2d, Embedding, Flatten, Identity, Linear, Unflatten
 from .loss import (
@@ -140,4 +141,5 @@ __all__ = [
     "InstanceNorm1d",
     "InstanceNorm2d",
     "LocalResponseNorm",
+    "MultiheadAttention",
 ]

@@ -32,6 +32,7 @@ from ..engine.tensor import Tensor
 from ..errors import AgradShapeError, AgradValueError
 from .activations import *  # noqa: F403 - elu, hardswish, glu, ...
 from .activations import __all__ as _ACTIVATIONS
+from .attention import scaled_dot_product_attention
 from .losses import (
     binary_cross_entropy,
     binary_cross_entropy_with_logits,
@@ -319,4 +320,5 @@ __all__ = [
     "group_norm",
     "instance_norm",
     "local_response_norm",
+    "scaled_dot_product_attention",
 ]
