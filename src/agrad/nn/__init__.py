@@ -67,6 +67,7 @@ from .modules import (
     Tanh,
 )
 from .norms import GroupNorm, InstanceNorm1d, InstanceNorm2d, LocalResponseNorm
+from .param_containers import ParameterDict, ParameterList
 from .parameter import Parameter
 
 __all__ = [
@@ -142,4 +143,6 @@ __all__ = [
     "InstanceNorm2d",
     "LocalResponseNorm",
     "MultiheadAttention",
+    "ParameterDict",
+    "ParameterList",
 ]
