@@ -173,7 +173,7 @@ class ParameterDict(_Holder):
         return (self._get(k) for k in self._keys)
 
     def get(self, key: str, default: Any = None) -> Any:
-        return self[key] if key in self else default
+        return self._get(key) if key in self._keys else default
 
     def setdefault(self, key: str, default: Any = None) -> Any:
         if key not in self:
