@@ -69,6 +69,27 @@ from .modules import (
 from .norms import GroupNorm, InstanceNorm1d, InstanceNorm2d, LocalResponseNorm
 from .param_containers import ParameterDict, ParameterList
 from .parameter import Parameter
+from .sampling_modules import (
+    AdaptiveAvgPool1d,
+    AlphaDropout,
+    AvgPool1d,
+    ConstantPad1d,
+    ConstantPad2d,
+    Dropout1d,
+    Dropout2d,
+    Fold,
+    MaxPool1d,
+    PixelShuffle,
+    PixelUnshuffle,
+    ReflectionPad1d,
+    ReflectionPad2d,
+    ReplicationPad1d,
+    ReplicationPad2d,
+    Unfold,
+    Upsample,
+    ZeroPad1d,
+    ZeroPad2d,
+)
 
 __all__ = [
     "KLDivLoss",
@@ -145,4 +166,23 @@ __all__ = [
     "MultiheadAttention",
     "ParameterDict",
     "ParameterList",
+    "Dropout1d",
+    "Dropout2d",
+    "AlphaDropout",
+    "MaxPool1d",
+    "AvgPool1d",
+    "AdaptiveAvgPool1d",
+    "ZeroPad1d",
+    "ZeroPad2d",
+    "ConstantPad1d",
+    "ConstantPad2d",
+    "ReflectionPad1d",
+    "ReflectionPad2d",
+    "ReplicationPad1d",
+    "ReplicationPad2d",
+    "PixelShuffle",
+    "PixelUnshuffle",
+    "Upsample",
+    "Unfold",
+    "Fold",
 ]

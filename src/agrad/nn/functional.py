@@ -33,6 +33,7 @@ from ..errors import AgradShapeError, AgradValueError
 from .activations import *  # noqa: F403 - elu, hardswish, glu, ...
 from .activations import __all__ as _ACTIVATIONS
 from .attention import scaled_dot_product_attention
+from .interpolate import interpolate, upsample
 from .losses import (
     binary_cross_entropy,
     binary_cross_entropy_with_logits,
@@ -44,6 +45,8 @@ from .losses import (
 from .losses_more import *  # noqa: F403 - kl_div, huber_loss, cosine_similarity, ...
 from .losses_more import __all__ as _LOSSES_MORE
 from .norms import group_norm, instance_norm, local_response_norm
+from .sampling import *  # noqa: F403 - max_pool1d, dropout2d, pixel_shuffle, ...
+from .sampling import __all__ as _SAMPLING
 
 # ---- linear layers -------------------------------------------------------------------------
 
@@ -321,4 +324,7 @@ __all__ = [
     "instance_norm",
     "local_response_norm",
     "scaled_dot_product_attention",
+    "interpolate",
+    "upsample",
+    *_SAMPLING,
 ]
