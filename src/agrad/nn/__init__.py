@@ -69,6 +69,8 @@ from .modules import (
 from .norms import GroupNorm, InstanceNorm1d, InstanceNorm2d, LocalResponseNorm
 from .param_containers import ParameterDict, ParameterList
 from .parameter import Parameter
+from .recurrent import GRU, LSTM, RNN, RNNBase
+from .recurrent_cells import GRUCell, LSTMCell, RNNCell, RNNCellBase
 from .sampling_modules import (
     AdaptiveAvgPool1d,
     AlphaDropout,
@@ -185,4 +187,12 @@ __all__ = [
     "Upsample",
     "Unfold",
     "Fold",
+    "RNN",
+    "LSTM",
+    "GRU",
+    "RNNBase",
+    "RNNCell",
+    "LSTMCell",
+    "GRUCell",
+    "RNNCellBase",
 ]
