@@ -92,6 +92,13 @@ from .sampling_modules import (
     ZeroPad1d,
     ZeroPad2d,
 )
+from .transformer import (
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
 
 __all__ = [
     "KLDivLoss",
@@ -195,4 +202,9 @@ __all__ = [
     "LSTMCell",
     "GRUCell",
     "RNNCellBase",
+    "Transformer",
+    "TransformerEncoder",
+    "TransformerDecoder",
+    "TransformerEncoderLayer",
+    "TransformerDecoderLayer",
 ]
