@@ -137,6 +137,11 @@ def test_sdpa_dropout_uses_agrads_generator():
 
 def test_sdpa_bad_shapes_raise_runtime_error_as_pytorch():
     for lib in (torch, agrad):
+        with pytest.raises(RuntimeError):  # an integer mask is neither kind
+            lib.nn.functional.scaled_dot_product_attention(
+                lib.ones(2, 3, 4), lib.ones(2, 5, 4), lib.ones(2, 5, 4),
+                attn_mask=lib.ones(3, 5, dtype=lib.int64),
+            )  # fmt: skip
         with pytest.raises(RuntimeError):
             lib.nn.functional.scaled_dot_product_attention(
                 lib.ones(2, 3, 4), lib.ones(2, 5, 3), lib.ones(2, 5, 3)
@@ -302,3 +307,5 @@ def test_multihead_attention_bad_calls_raise_as_pytorch():
             m(x, x, x, key_padding_mask=lib.zeros(3, 3, dtype=lib.bool))
         with pytest.raises(AssertionError):  # the wrong width
             m(lib.tensor(_x(3, 2, 5)), x, x)
+        with pytest.raises(AssertionError):  # an integer padding mask
+            m(x, x, x, key_padding_mask=lib.zeros(2, 3, dtype=lib.int64))

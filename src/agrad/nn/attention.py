@@ -88,6 +88,11 @@ def scaled_dot_product_attention(
         if mask.dtype.is_floating_point:
             scores = F.add(scores, mask)
             hidden = hidden | np.isneginf(_values(mask))
+        elif mask.dtype.kind != "b":
+            raise AgradShapeError(
+                "Expected attn_mask dtype to be bool or float or to match query dtype, but got "
+                f"attn_mask.dtype: {mask.dtype} and query.dtype: {q.dtype} instead."
+            )
         else:
             allowed_by_mask = _values(mask).astype(bool)
             scores = F.where(allowed_by_mask, scores, -math.inf)
@@ -108,7 +113,7 @@ def float_mask(mask: Any, dtype: Any, name: str) -> Tensor | None:
     m = first(mask)
     if m.dtype.is_floating_point:
         return m
-    if str(m.dtype) != "torch.bool":
+    if m.dtype.kind != "b":
         raise AttentionShapeError(f"only bool and floating types of {name} are supported")
     return F.where(_values(m), -math.inf, zeros(*m.shape, dtype=dtype))
 
