@@ -134,9 +134,17 @@ def test_max_pool1d_ties_and_indices():
         _agree(fn, TIES)
 
 
-@pytest.mark.parametrize("name", ["bilinear", "nearest_factors", "reflection_pad2d"])
+@pytest.mark.parametrize("name", ["bilinear", "nearest_factors", "reflection_pad2d", "area_2d"])
 def test_float32(name):
     _agree(CASES_2D[name], X4.astype(np.float32), tol=2e-6)
+
+
+@pytest.mark.parametrize(
+    "name", ["avg_pool1d_pad", "adaptive_avg_pool1d", "area_1d", "max_pool1d_all", "linear"]
+)
+def test_float32_1d(name):
+    # (the average-pooling entries promote float32 to float64; the result is cast back)
+    _agree(CASES_1D[name], X3.astype(np.float32), tol=2e-6)
 
 
 def test_module_reprs_match_pytorch():

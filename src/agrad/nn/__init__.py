@@ -69,6 +69,7 @@ from .modules import (
 from .norms import GroupNorm, InstanceNorm1d, InstanceNorm2d, LocalResponseNorm
 from .param_containers import ParameterDict, ParameterList
 from .parameter import Parameter
+from .pooling_more import AdaptiveMaxPool1d, AdaptiveMaxPool2d, LPPool1d, LPPool2d
 from .recurrent import GRU, LSTM, RNN, RNNBase
 from .recurrent_cells import GRUCell, LSTMCell, RNNCell, RNNCellBase
 from .sampling_modules import (
@@ -207,4 +208,8 @@ __all__ = [
     "TransformerDecoder",
     "TransformerEncoderLayer",
     "TransformerDecoderLayer",
+    "LPPool1d",
+    "LPPool2d",
+    "AdaptiveMaxPool1d",
+    "AdaptiveMaxPool2d",
 ]

@@ -45,6 +45,7 @@ from .losses import (
 from .losses_more import *  # noqa: F403 - kl_div, huber_loss, cosine_similarity, ...
 from .losses_more import __all__ as _LOSSES_MORE
 from .norms import group_norm, instance_norm, local_response_norm
+from .pooling_more import adaptive_max_pool1d, adaptive_max_pool2d, lp_pool1d, lp_pool2d
 from .sampling import *  # noqa: F403 - max_pool1d, dropout2d, pixel_shuffle, ...
 from .sampling import __all__ as _SAMPLING
 
@@ -327,4 +328,8 @@ __all__ = [
     "interpolate",
     "upsample",
     *_SAMPLING,
+    "adaptive_max_pool1d",
+    "adaptive_max_pool2d",
+    "lp_pool1d",
+    "lp_pool2d",
 ]

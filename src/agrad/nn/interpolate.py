@@ -117,10 +117,11 @@ def interpolate(
     if recompute_scale_factor:
         scales = [None] * dims
     if mode == "area":
-        pooled = adaptive_avg_pool2d(
-            x if dims == 2 else F.unsqueeze(x, -2), tuple(sizes if dims == 2 else [1, *sizes])
-        )
-        return pooled if dims == 2 else F.squeeze(pooled, -2)
+        flat = x if dims == 2 else F.unsqueeze(x, -2)
+        pooled = adaptive_avg_pool2d(flat, tuple(sizes if dims == 2 else [1, *sizes]))
+        pooled = pooled if dims == 2 else F.squeeze(pooled, -2)
+        # (the entry returns float64 for float32 input; PyTorch keeps float32)
+        return pooled if pooled.dtype == x.dtype else F.astype(pooled, x.dtype)
     out = x
     for i, (n, s) in enumerate(zip(sizes, scales, strict=True)):
         if mode in _LINEAR:

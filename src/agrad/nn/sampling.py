@@ -37,6 +37,12 @@ def _one(value: Any, name: str) -> int:
     return int(v[0])
 
 
+def _same_dtype(out: Tensor, x: Tensor) -> Tensor:
+    """The result in the input's dtype: the 2-D average-pooling entries return float64 for
+    float32 inputs (PyTorch keeps float32)."""
+    return out if out.dtype == x.dtype else F.astype(out, x.dtype)
+
+
 def _on_unit_axis(x: Tensor, name: str) -> Tensor:
     if x.ndim not in (2, 3):
         raise AgradShapeError(f"{name}: expected 2D or 3D input (got {x.ndim}D input)")
@@ -79,13 +85,14 @@ def avg_pool1d(
     out = avg_pool2d(
         _on_unit_axis(x, "avg_pool1d"), (1, k), (1, s), (0, p), ceil_mode, count_include_pad
     )
-    return F.squeeze(out, -2)
+    return _same_dtype(F.squeeze(out, -2), x)
 
 
 def adaptive_avg_pool1d(input: Any, output_size: Any) -> Tensor:  # noqa: A002
     x = first(input)
     n = _one(output_size, "adaptive_avg_pool1d: output_size")
-    return F.squeeze(adaptive_avg_pool2d(_on_unit_axis(x, "adaptive_avg_pool1d"), (1, n)), -2)
+    out = adaptive_avg_pool2d(_on_unit_axis(x, "adaptive_avg_pool1d"), (1, n))
+    return _same_dtype(F.squeeze(out, -2), x)
 
 
 # ---- dropout of whole channels ---------------------------------------------------------------
