@@ -26,6 +26,7 @@ from .activation_modules import (
 )
 from .attention_modules import MultiheadAttention
 from .containers import ModuleDict, ModuleList, Sequential
+from .conv_transpose_modules import ConvTranspose1d, ConvTranspose2d
 from .layers import Bilinear, Conv1d, Conv2d, Embedding, Flatten, Identity, Linear, Unflatten
 from .loss import (
     BCELoss,
@@ -212,4 +213,6 @@ __all__ = [
     "LPPool2d",
     "AdaptiveMaxPool1d",
     "AdaptiveMaxPool2d",
+    "ConvTranspose1d",
+    "ConvTranspose2d",
 ]

@@ -33,6 +33,7 @@ from ..errors import AgradShapeError, AgradValueError
 from .activations import *  # noqa: F403 - elu, hardswish, glu, ...
 from .activations import __all__ as _ACTIVATIONS
 from .attention import scaled_dot_product_attention
+from .conv_transpose import conv_transpose1d, conv_transpose2d
 from .interpolate import interpolate, upsample
 from .losses import (
     binary_cross_entropy,
@@ -332,4 +333,6 @@ __all__ = [
     "adaptive_max_pool2d",
     "lp_pool1d",
     "lp_pool2d",
+    "conv_transpose1d",
+    "conv_transpose2d",
 ]
