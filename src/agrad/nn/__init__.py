@@ -24,7 +24,9 @@ from .activation_modules import (
     Tanhshrink,
     Threshold,
 )
+from .attention_modules import MultiheadAttention
 from .containers import ModuleDict, ModuleList, Sequential
+from .conv_transpose_modules import ConvTranspose1d, ConvTranspose2d
 from .layers import Bilinear, Conv1d, Conv2d, Embedding, Flatten, Identity, Linear, Unflatten
 from .loss import (
     BCELoss,
@@ -65,7 +67,40 @@ from .modules import (
     Softplus,
     Tanh,
 )
+from .norms import GroupNorm, InstanceNorm1d, InstanceNorm2d, LocalResponseNorm
+from .param_containers import ParameterDict, ParameterList
 from .parameter import Parameter
+from .pooling_more import AdaptiveMaxPool1d, AdaptiveMaxPool2d, LPPool1d, LPPool2d
+from .recurrent import GRU, LSTM, RNN, RNNBase
+from .recurrent_cells import GRUCell, LSTMCell, RNNCell, RNNCellBase
+from .sampling_modules import (
+    AdaptiveAvgPool1d,
+    AlphaDropout,
+    AvgPool1d,
+    ConstantPad1d,
+    ConstantPad2d,
+    Dropout1d,
+    Dropout2d,
+    Fold,
+    MaxPool1d,
+    PixelShuffle,
+    PixelUnshuffle,
+    ReflectionPad1d,
+    ReflectionPad2d,
+    ReplicationPad1d,
+    ReplicationPad2d,
+    Unfold,
+    Upsample,
+    ZeroPad1d,
+    ZeroPad2d,
+)
+from .transformer import (
+    Transformer,
+    TransformerDecoder,
+    TransformerDecoderLayer,
+    TransformerEncoder,
+    TransformerEncoderLayer,
+)
 
 __all__ = [
     "KLDivLoss",
@@ -135,4 +170,49 @@ __all__ = [
     "functional",
     "init",
     "utils",
+    "GroupNorm",
+    "InstanceNorm1d",
+    "InstanceNorm2d",
+    "LocalResponseNorm",
+    "MultiheadAttention",
+    "ParameterDict",
+    "ParameterList",
+    "Dropout1d",
+    "Dropout2d",
+    "AlphaDropout",
+    "MaxPool1d",
+    "AvgPool1d",
+    "AdaptiveAvgPool1d",
+    "ZeroPad1d",
+    "ZeroPad2d",
+    "ConstantPad1d",
+    "ConstantPad2d",
+    "ReflectionPad1d",
+    "ReflectionPad2d",
+    "ReplicationPad1d",
+    "ReplicationPad2d",
+    "PixelShuffle",
+    "PixelUnshuffle",
+    "Upsample",
+    "Unfold",
+    "Fold",
+    "RNN",
+    "LSTM",
+    "GRU",
+    "RNNBase",
+    "RNNCell",
+    "LSTMCell",
+    "GRUCell",
+    "RNNCellBase",
+    "Transformer",
+    "TransformerEncoder",
+    "TransformerDecoder",
+    "TransformerEncoderLayer",
+    "TransformerDecoderLayer",
+    "LPPool1d",
+    "LPPool2d",
+    "AdaptiveMaxPool1d",
+    "AdaptiveMaxPool2d",
+    "ConvTranspose1d",
+    "ConvTranspose2d",
 ]

@@ -32,6 +32,9 @@ from ..engine.tensor import Tensor
 from ..errors import AgradShapeError, AgradValueError
 from .activations import *  # noqa: F403 - elu, hardswish, glu, ...
 from .activations import __all__ as _ACTIVATIONS
+from .attention import scaled_dot_product_attention
+from .conv_transpose import conv_transpose1d, conv_transpose2d
+from .interpolate import interpolate, upsample
 from .losses import (
     binary_cross_entropy,
     binary_cross_entropy_with_logits,
@@ -42,6 +45,10 @@ from .losses import (
 )
 from .losses_more import *  # noqa: F403 - kl_div, huber_loss, cosine_similarity, ...
 from .losses_more import __all__ as _LOSSES_MORE
+from .norms import group_norm, instance_norm, local_response_norm
+from .pooling_more import adaptive_max_pool1d, adaptive_max_pool2d, lp_pool1d, lp_pool2d
+from .sampling import *  # noqa: F403 - max_pool1d, dropout2d, pixel_shuffle, ...
+from .sampling import __all__ as _SAMPLING
 
 # ---- linear layers -------------------------------------------------------------------------
 
@@ -315,4 +322,17 @@ __all__ = [
     "unfold",
     *_ACTIVATIONS,
     *_LOSSES_MORE,
+    "group_norm",
+    "instance_norm",
+    "local_response_norm",
+    "scaled_dot_product_attention",
+    "interpolate",
+    "upsample",
+    *_SAMPLING,
+    "adaptive_max_pool1d",
+    "adaptive_max_pool2d",
+    "lp_pool1d",
+    "lp_pool2d",
+    "conv_transpose1d",
+    "conv_transpose2d",
 ]
