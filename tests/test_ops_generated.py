@@ -255,3 +255,24 @@ def test_holomorphic_forward_gives_the_vjp_by_complex_step(op, case):
         g = run_backward([o], [eye], inputs=[ts[i]], batch=1)[0]
         expected = np.zeros_like(jac) if g is None else np.asarray(g).reshape(jac.shape)
         np.testing.assert_allclose(jac, expected, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("op,case", all_cases(differentiable_only=True, special=False))
+def test_float32_stays_float32(op, case):
+    """A float32 application gives a float32 value and float32 gradients (a float64
+    constant inside a rule, as the pooling divisors were, made them float64)."""
+    if op.name == "astype":  # (its purpose is to change the dtype)
+        return
+    arrays = [a.astype(np.float32) for a in make_inputs(op, case)]
+    params = {
+        k: v.astype(np.float32) if isinstance(v, np.ndarray) and v.dtype == np.float64 else v
+        for k, v in case.params.items()
+    }
+    wanted = differentiable_inputs(op, arrays)
+    ts = [agrad.tensor(a, requires_grad=i in wanted) for i, a in enumerate(arrays)]
+    out = apply(op, *ts, **params)
+    assert out.dtype == np.float32, out.dtype
+    if out.requires_grad:
+        seed = np.ones(out.shape, dtype=np.float32)
+        for g in run_backward([out], [seed], inputs=[ts[i] for i in wanted]):
+            assert g is None or np.asarray(g).dtype == np.float32

@@ -140,7 +140,7 @@ def _avg_pool_forward(x, kernel, stride, padding, ceil_mode=False, count_include
     xp = pad_trailing(x, pads)
     total = sum(xp[key] for _, key in offsets(kernel, stride, dil, out))
     div = _divisor(x.shape[-2:], kernel, stride, padding, out, count_include_pad, divisor_override)
-    return total / div
+    return total / _like(div, x)
 
 
 def _avg_pool_vjp(ns, g, out, x, kernel, stride, padding, ceil_mode=False,
@@ -149,7 +149,7 @@ def _avg_pool_vjp(ns, g, out, x, kernel, stride, padding, ceil_mode=False,
     dil = (1, 1)
     o, pads = pool_sizes(spatial, kernel, stride, padding, dil, ceil_mode, "avg_pool2d")
     div = _divisor(spatial, kernel, stride, padding, o, count_include_pad, divisor_override)
-    share = (g / div)[..., None, None]
+    share = (g / _like(div, g))[..., None, None]
     spread = ns.broadcast_to(share, tuple(share.shape[:-2]) + tuple(kernel))
     return (ns.windows_backward(spread, spatial, kernel, stride, pads, dil),)
 
@@ -193,16 +193,24 @@ def _rows_of(a, x):
     return np.stack(rows, axis=-2)
 
 
+def _like(a: np.ndarray, x) -> np.ndarray:
+    """The float64 weights ``a`` in x's precision when x is float32 (a float64 weight would
+    make a float32 pooling's result and gradient float64)."""
+    dtype = getattr(x, "dtype", None)
+    return a.astype(np.float32) if dtype == np.float32 else a
+
+
 def _adaptive_forward(x, output_size):
     (h, w), (oh, ow) = x.shape[-2:], output_size
-    return _averaged(averaging_matrix(h, oh), x, averaging_matrix(w, ow))
+    return _averaged(_like(averaging_matrix(h, oh), x), x, _like(averaging_matrix(w, ow), x))
 
 
 def _adaptive_vjp(ns, g, out, x, output_size):
     (h, w), (oh, ow) = tuple(x.shape[-2:]), output_size
+    a_h, a_w = _like(averaging_matrix(h, oh), g), _like(averaging_matrix(w, ow), g)
     if isinstance(g, np.ndarray):
-        return (_averaged(averaging_matrix(h, oh).T, g, averaging_matrix(w, ow).T),)
-    return (ns.matmul(ns.matmul(averaging_matrix(h, oh).T, g), averaging_matrix(w, ow)),)
+        return (_averaged(a_h.T, g, a_w.T),)
+    return (ns.matmul(ns.matmul(a_h.T, g), a_w),)
 
 
 def _adaptive_shape(shape, output_size):
