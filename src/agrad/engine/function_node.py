@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import AgradAutogradError
-from .autograd import FREED_ERROR
+from .backward_step import FREED_ERROR
 from .node import Node
 from .ops.core import NOTHING, Op, same_shape
 from .tensor import Tensor, wrap
