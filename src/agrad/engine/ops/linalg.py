@@ -94,6 +94,7 @@ register(
     Op("matmul", _matmul_name, np.matmul, _matmul_vjp, matmul_shape, arity=2, needs_mask=True,
        saves=PRODUCT,
        explain="d(A@B)/dA = g@Bᵀ, d(A@B)/dB = Aᵀ@g", batch=batching.matmul, grows=True,
+       within_operands=True,
        family=BINARY, language=True, doc="matrix product (also @), 1-D, 2-D or batched",
        cases=(Case(((3,), (3,))), Case(((2, 3), (3,))), Case(((3,), (3, 2))),
               Case(((2, 3), (3, 4))), Case(((2, 2, 3), (3, 4))), Case(((2, 2, 3), (1, 3, 2))))),

@@ -1,0 +1,108 @@
+"""The engine's shortcuts give the answers of the paths they skip (issue 15).
+
+- The element limit: an op declared `within_operands` (broadcasting, matmul, kron) is let
+  through when the product of its operands' sizes is within the limit, without its shape
+  rule; the declaration is checked on every case of those entries, and the verdict under a
+  limit is the exact one (refused iff the result has more elements than the limit, and
+  operands of one shape, which give no more than they hold, are never refused), empty
+  operands included (``zeros(200, 0) @ zeros(0, 200)`` has 40,000 elements).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import agrad
+from agrad.engine import limits
+from agrad.engine.ops import TABLE
+from agrad.errors import AgradError, AgradLimitError
+
+BOUNDED = sorted(name for name, op in TABLE.items() if op.within_operands)
+
+
+def test_the_bounded_ops_are_the_broadcasting_ones_and_matmul_and_kron():
+    assert {"add", "mul", "matmul", "kron"} <= set(BOUNDED)
+
+
+@pytest.mark.parametrize("name", BOUNDED)
+def test_a_declared_bound_holds_on_every_case_of_the_entry(name):
+    op = TABLE[name]
+    assert op.cases, f"{name}: no cases to check its declaration on"
+    rng = np.random.default_rng(0)
+    for case in op.cases:
+        arrays = case.values or tuple(rng.uniform(0.5, 1.5, s) for s in case.shapes)
+        out = np.asarray(op.forward(*arrays, **case.params))
+        assert out.size <= math.prod(np.size(a) for a in arrays), (name, case.shapes)
+
+
+DIMS = st.sampled_from([0, 1, 2, 3, 7, 40])
+SHAPE = st.lists(DIMS, min_size=0, max_size=3).map(tuple)
+
+
+def _verdict(fn, limit):
+    """'refused', 'error' (shapes that do not fit) or the result's size, under ``limit``."""
+    with limits.max_elements(limit):
+        try:
+            return fn().numel()
+        except AgradLimitError:
+            return "refused"
+        except AgradError:
+            return "error"
+
+
+def _expected(shape_of, limit):
+    try:
+        shape = shape_of()
+    except ValueError:
+        return "error"
+    return "refused" if math.prod(shape) > limit else math.prod(shape)
+
+
+@settings(max_examples=200, deadline=None)
+@given(a=SHAPE, b=SHAPE, limit=st.sampled_from([1, 6, 40, 100, 1600]))
+def test_broadcasting_under_a_limit_is_refused_exactly_when_over_it(a, b, limit):
+    x, y = agrad.ones(a), agrad.ones(b)
+    got = _verdict(lambda: x * y, limit)
+    if a == b:  # (operands of one shape give no more than they hold: never checked)
+        assert got == math.prod(a)
+    else:
+        assert got == _expected(lambda: np.broadcast_shapes(a, b), limit)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    n=DIMS, k=DIMS, m=DIMS, batch=st.sampled_from([(), (1,), (3,)]),
+    limit=st.sampled_from([1, 6, 40, 100, 1600]),
+)  # fmt: skip
+def test_matmul_under_a_limit_is_refused_exactly_when_over_it(n, k, m, batch, limit):
+    x, y = agrad.ones((*batch, n, k)), agrad.ones((k, m))
+    got = _verdict(lambda: x @ y, limit)
+    assert got == _expected(
+        lambda: np.matmul(np.ones((*batch, n, k)), np.ones((k, m))).shape, limit
+    )
+
+
+@pytest.mark.parametrize(
+    "make, refused",
+    [
+        (lambda: agrad.zeros(200, 0) @ agrad.zeros(0, 200), True),  # empty operands, 40,000
+        (lambda: agrad.ones(100, 1) + agrad.ones(1, 100), False),  # exactly the limit
+        (lambda: agrad.ones(100, 1) + agrad.ones(1, 101), True),  # one row over it
+        (lambda: agrad.ones(1, 150) + agrad.ones(150), False),  # the bound is over, not it
+        (lambda: agrad.kron(agrad.ones(10, 10), agrad.ones(10, 10)), False),
+        (lambda: agrad.kron(agrad.ones(10, 10), agrad.ones(10, 11)), True),
+        (lambda: agrad.ones(100, 1) + np.float64(2.0) * agrad.ones(1, 101), True),
+    ],
+)
+def test_results_at_the_limit_pass_and_one_over_it_is_refused(make, refused):
+    with limits.max_elements(10_000):
+        if refused:
+            with pytest.raises(AgradLimitError, match="more than the limit of 10,000"):
+                make()
+        else:
+            assert make().numel() <= 10_000
