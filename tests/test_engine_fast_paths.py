@@ -106,3 +106,63 @@ def test_results_at_the_limit_pass_and_one_over_it_is_refused(make, refused):
                 make()
         else:
             assert make().numel() <= 10_000
+
+
+# ---- the backward pass's order -----------------------------------------------------------
+
+
+def _plain_order(roots):
+    """The order `_topological` must give, by the plain depth-first search (every unseen
+    producer pushed, the last operand's explored first; a node finished after them): the
+    order in which gradients arriving at a node are summed, so a bit of every sum."""
+    from agrad.engine.tensor import Tensor
+
+    order, seen, stack = [], set(), [(r, False) for r in reversed(roots)]
+    while stack:
+        node, done = stack.pop()
+        if done:
+            order.append(node)
+            continue
+        if node in seen:
+            continue
+        seen.add(node)
+        stack.append((node, True))
+        for child in node.next:
+            if child is not None and not isinstance(child, Tensor) and child not in seen:
+                stack.append((child, False))
+    return order[::-1]
+
+
+def _made(kind, a, b, c):
+    """One recorded step of a random graph: one-operand chains, shared operands, several."""
+    if kind == 0:
+        return agrad.sin(a)
+    if kind == 1:
+        return a * b
+    if kind == 2:
+        return a + 1.5
+    if kind == 3:
+        return a * a
+    if kind == 4:
+        return c * a
+    if kind == 5:
+        return agrad.stack([a, b, a]).sum(0)
+    if kind == 6:
+        return agrad.where(c > 2.5, a, b)
+    return (a - b) * 0.5
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 7), st.integers(0, 99), st.integers(0, 99)),
+                min_size=1, max_size=40))  # fmt: skip
+def test_the_order_of_a_backward_pass_is_the_plain_searchs(steps):
+    from agrad.engine.graph_order import _topological
+
+    x = agrad.tensor([0.5, -1.0], requires_grad=True)
+    c = agrad.tensor([2.0, 3.0])
+    values = [x]
+    for kind, i, j in steps:
+        a, b = values[i % len(values)], values[j % len(values)]
+        values.append(_made(kind, a, b, c))
+    roots = list({id(v.grad_fn): v.grad_fn for v in values[-3:] if v.grad_fn is not None}.values())
+    assert _topological(roots) == _plain_order(roots)

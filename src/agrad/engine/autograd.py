@@ -39,7 +39,7 @@ GRAPH_HOOKS: list[Any] = [None]
 
 # Called as on_node(node, grad_arriving, grads_sent, grads_before_unbroadcast) for each node
 # processed, in order (used by --explain).
-NodeObserver = Callable[[Node, Any, list, Any], None]
+NodeObserver = Callable[[Node, Any, Sequence, Any], None]
 
 
 def _as_list(x: Any) -> list:
@@ -58,9 +58,13 @@ def _seed(
             raise AgradAutogradError(NO_GRAD_ERROR.format(i))
         made = g is None
         if made:
-            if out._array.size != 1:
+            data = out._array
+            if data.size != 1:
                 raise AgradAutogradError(SCALAR_ERROR)
-            g = np.ones(out._array.shape, dtype=out._array.dtype)
+            g = np.ones(data.shape, dtype=data.dtype)
+            if not batch:  # (the common case: its shape and dtype are right, and it is ours)
+                seeds.append(wrap(g) if create_graph else g)
+                continue
         g = g if isinstance(g, Tensor) else wrap(np.asarray(g, dtype=out._array.dtype))
         have, want = g._array.shape, out._array.shape  # (plain tuples: no Size objects)
         if len(have) != batch + len(want) or have[:batch] + want != have:
@@ -122,43 +126,45 @@ def run_backward(
 
     enabled = STATE.enabled  # (not `with set_grad_enabled`: this runs on every pass)
     STATE.enabled = bool(create_graph)
+    stored, pop = sink.stored, pending.pop
     try:
         for node in order:
-            g = pending.pop(node, None)
+            g = pop(node, None)
             if g is None:
                 continue
-            if node.outputs != 1:  # a custom Function's outputs: hooks and retain_grad per output
-                g = _per_output(node, g, create_graph, None if capture else sink.stored)
-            elif node.hooks:
-                g = _run_hooks(node.hooks, g, create_graph)
-            if id(node) in node_slot:
+            plain = node.plain
+            if not plain:  # several outputs, tensor hooks, a retained .grad, or custom
+                g = _arriving(node, g, create_graph, capture, sink)
+            if node_slot and id(node) in node_slot:
                 for i, k in node_slot[id(node)]:
                     sink.found[i] = g if node.outputs == 1 else g[k]
-            if node.retained is not None and not capture:
-                _accumulate(node.retained, g, create_graph, sink.stored)
             grads, raw = step(node, g, ns, create_graph, batch)
             if on_node is not None:
                 on_node(node, g, grads, raw)
-            if on_node is not None or node.custom:  # an observer keeps every array it saw;
-                _shared(sink.stored, grads, None)  # a custom backward may return its own
+            if on_node is not None or not plain and node.custom:  # an observer keeps every
+                _shared(stored, grads, None)  # array it saw; a custom backward may return its own
             arity = node.arity
-            if arity == 1:  # (most nodes: one operand, or one tracked and a constant)
-                child, gi = node.n0, grads[0]
-                if gi is g:  # passed on as it arrived: maybe held elsewhere too
-                    sink.stored.add(id(gi))
-                if child is not None and gi is not None:
-                    if type(child) is not Tensor and child.outputs == 1:
-                        pending[child] = pending[child] + gi if child in pending else gi
-                    else:
-                        _send(pending, sink, node.x0, child, gi)
+            # One operand to send to (most nodes: one operand, or one tracked and a constant).
+            if arity == 1 or (arity == 2 and node.n1 is None):
+                child, gi, x = node.n0, grads[0], node.x0
+            elif arity == 2 and node.n0 is None:
+                child, gi, x = node.n1, grads[1], node.x1
             else:
-                _shared(sink.stored, grads, g)
+                child = None
+                _shared(stored, grads, g)
                 edges = zip((node.x0, node.x1), (node.n0, node.n1), grads, strict=True) if (
                     arity == 2
                 ) else zip(node.x0, node.n0, grads, strict=True)  # fmt: skip
-                for x, child, gi in edges:
-                    if child is not None and gi is not None:
-                        _send(pending, sink, x, child, gi)
+                for x, child_i, gi in edges:
+                    if child_i is not None and gi is not None:
+                        _send(pending, sink, x, child_i, gi)
+            if child is not None and gi is not None:
+                if gi is g:  # passed on as it arrived: maybe held elsewhere too
+                    stored.add(id(gi))
+                if type(child) is not Tensor and child.outputs == 1:
+                    pending[child] = pending[child] + gi if child in pending else gi
+                else:
+                    _send(pending, sink, x, child, gi)
             if not retain_graph:  # free what it saved; a node that saved nothing stays usable
                 node.freed = True
                 if node.op.saves.anything:
@@ -171,6 +177,18 @@ def run_backward(
     if not capture:
         return None
     return [sink.found.get(i) for i in range(len(inputs or ()))]
+
+
+def _arriving(node: Node, g: Any, create_graph: bool, capture: bool, sink: _Leaves) -> Any:
+    """The gradient arriving at a node that is not plain: per output of several, or through
+    its tensor hooks; a retained ``.grad`` gets it (``backward`` only)."""
+    if node.outputs != 1:  # a custom Function's outputs: hooks and retain_grad per output
+        return _per_output(node, g, create_graph, None if capture else sink.stored)
+    if node.hooks:
+        g = _run_hooks(node.hooks, g, create_graph)
+    if node.retained is not None and not capture:
+        _accumulate(node.retained, g, create_graph, sink.stored)
+    return g
 
 
 def _shared(stored: set[int], grads: Sequence, g: Any) -> None:

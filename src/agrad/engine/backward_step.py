@@ -5,6 +5,7 @@ and dtype. Broadcasting is undone here, once, for every rule."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from ..errors import AgradAutogradError
@@ -20,7 +21,7 @@ FREED_ERROR = (
 )
 
 
-def _node_vjp(node: Node, g: Any, ns: Any, create_graph: bool, batch: int) -> tuple[list, Any]:
+def _node_vjp(node: Node, g: Any, ns: Any, create_graph: bool, batch: int) -> tuple[Sequence, Any]:
     """One rule application: its gradients summed back to each input's shape, and as the
     rule returned them."""
     if node.custom:  # a custom Function: the user's backward, through its ctx
@@ -38,13 +39,35 @@ def _node_vjp(node: Node, g: Any, ns: Any, create_graph: bool, batch: int) -> tu
                 "saved. Hint: compute on a .clone() instead of modifying it in place."
             )
     arity = node.arity
-    xs: Any
     if create_graph:
         xs = node.inputs
         out = wrap(node.out, True, node) if node.out is not None else None
+    elif arity == 1:  # (the common cases without a tuple of operands or a loop)
+        grads = op.vjp(ns, g, node.out, node.a0, **node.params)
+        (gi,) = grads
+        if gi is not None and node.n0 is not None:
+            data = node.x0._array  # an input with a producer is always a Tensor (or stand-in)
+            if batch or gi.shape != data.shape or gi.dtype != data.dtype:
+                gi = _fitted(ns, gi, data, g, batch)
+        return (gi,), grads
+    elif arity == 2:
+        if op.needs_mask:
+            wanted = (node.n0 is not None, node.n1 is not None)
+            grads = op.vjp(ns, g, node.out, node.a0, node.a1, needs=wanted, **node.params)
+        else:
+            grads = op.vjp(ns, g, node.out, node.a0, node.a1, **node.params)
+        g0, g1 = grads
+        if g0 is not None and node.n0 is not None:
+            data = node.x0._array
+            if batch or g0.shape != data.shape or g0.dtype != data.dtype:
+                g0 = _fitted(ns, g0, data, g, batch)
+        if g1 is not None and node.n1 is not None:
+            data = node.x1._array
+            if batch or g1.shape != data.shape or g1.dtype != data.dtype:
+                g1 = _fitted(ns, g1, data, g, batch)
+        return (g0, g1), grads
     else:
-        xs = (node.a0,) if arity == 1 else (node.a0, node.a1) if arity == 2 else node.a0
-        out = node.out
+        xs, out = node.a0, node.out
     if op.needs_mask:
         needs = (
             (node.n0 is not None, node.n1 is not None)
@@ -54,10 +77,10 @@ def _node_vjp(node: Node, g: Any, ns: Any, create_graph: bool, batch: int) -> tu
         grads = op.vjp(ns, g, out, *xs, needs=needs, **node.params)
     else:
         grads = op.vjp(ns, g, out, *xs, **node.params)
-    if arity == 1:  # (the common case without a loop)
+    if arity == 1:
         (gi,) = grads
         if gi is not None and node.n0 is not None:
-            data = node.x0._array  # an input with a producer is always a Tensor (or stand-in)
+            data = node.x0._array
             if batch or gi.shape != data.shape or gi.dtype != data.dtype:
                 gi = _fitted(ns, gi, data, g, batch)
         return [gi], grads

@@ -106,6 +106,7 @@ class FunctionNode(Node):
 
     __slots__ = ()
     custom = True
+    plain = False
     function: Any = None  # the Function subclass (set on each <Name>Backward class)
 
     def __getattr__(self, name: str) -> Any:
