@@ -166,3 +166,62 @@ def test_the_order_of_a_backward_pass_is_the_plain_searchs(steps):
         values.append(_made(kind, a, b, c))
     roots = list({id(v.grad_fn): v.grad_fn for v in values[-3:] if v.grad_fn is not None}.values())
     assert _topological(roots) == _plain_order(roots)
+
+
+# ---- per-op shortcuts in the rules and kernels ---------------------------------------------
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    big=st.lists(st.sampled_from([1, 2, 3]), min_size=0, max_size=4).map(tuple),
+    keep=st.lists(st.booleans(), min_size=4, max_size=4),
+    drop=st.integers(0, 4),
+)
+def test_sum_to_gives_the_plain_reductions_sums_as_an_array(big, keep, drop):
+    from agrad.engine.kernels import sum_to
+
+    drop = min(drop, len(big))
+    shape = tuple(n if k else 1 for n, k in zip(big[drop:], keep, strict=False))
+    x = np.random.default_rng(len(big)).standard_normal(big)
+    lead = x.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(
+        lead + i for i, n in enumerate(shape) if n == 1 and x.shape[lead + i] != 1
+    )
+    expected = np.add.reduce(x, axis=axes, keepdims=True).reshape(shape)
+    got = sum_to(x, shape)
+    assert type(got) is np.ndarray and got.shape == shape  # (never a NumPy scalar)
+    np.testing.assert_array_equal(got, expected)
+
+
+def _grads(lib, fn, *values, wanted):
+    ts = [
+        lib.tensor(v, dtype=lib.float64, requires_grad=w)
+        for v, w in zip(values, wanted, strict=True)
+    ]
+    fn(lib, *ts).sum().backward()
+    return [t.grad.numpy() if w else None for t, w in zip(ts, wanted, strict=True)]
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        lambda m, a, b: a * b,
+        lambda m, a, b: a - b,
+        lambda m, a, b: (a - b) ** 2,
+        lambda m, a, b: m.tanh(a @ b.T) * 3.0,
+        lambda m, a, b: ((a * b) ** 2).sum() * a,
+    ],
+)
+@pytest.mark.parametrize("wanted", [(True, False), (False, True), (True, True)])
+def test_an_operand_that_wants_no_gradient_changes_no_other_gradient(fn, wanted):
+    # mul and sub compute no gradient for an operand that wants none; pow 2 and sum take
+    # shorter paths: every gradient still as PyTorch's (tanh's own rounding differs).
+    torch = pytest.importorskip("torch")
+    a = np.array([[0.5, -1.25, 2.0], [1.5, 0.25, -0.75]])
+    b = np.array([[1.5, 0.5, -2.0], [0.125, -1.0, 3.0]])
+    ours, theirs = _grads(agrad, fn, a, b, wanted=wanted), _grads(torch, fn, a, b, wanted=wanted)
+    for got, ref in zip(ours, theirs, strict=True):
+        if ref is None:
+            assert got is None
+        else:
+            np.testing.assert_allclose(got, ref, rtol=1e-12, atol=0)

@@ -61,22 +61,25 @@ def _seed(
             data = out._array
             if data.size != 1:
                 raise AgradAutogradError(SCALAR_ERROR)
-            g = np.ones(data.shape, dtype=data.dtype)
+            g = np.empty(data.shape, dtype=data.dtype)  # (np.ones: a Python-level wrapper)
+            g.fill(1)
             if not batch:  # (the common case: its shape and dtype are right, and it is ours)
                 seeds.append(wrap(g) if create_graph else g)
                 continue
-        g = g if isinstance(g, Tensor) else wrap(np.asarray(g, dtype=out._array.dtype))
-        have, want = g._array.shape, out._array.shape  # (plain tuples: no Size objects)
+        if isinstance(g, Tensor):
+            array = g._array
+        else:
+            array = np.asarray(g, dtype=out._array.dtype)
+            g = wrap(array) if create_graph else None
+        have, want = array.shape, out._array.shape  # (plain tuples: no Size objects)
         if len(have) != batch + len(want) or have[:batch] + want != have:
             raise AgradAutogradError(
-                f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and "
+                f"Mismatch in shape: grad_output[{i}] has a shape of {wrap(array).shape} and "
                 f"output[{i}] has a shape of {out.shape}."
             )
         # A caller's array may end up in a leaf's .grad: copy it unless made for this pass.
         fresh_here = fresh or made  # (a seed made here is no one else's)
-        seeds.append(
-            g if create_graph else g._array if fresh_here else np.array(g._array, copy=True)
-        )
+        seeds.append(g if create_graph else array if fresh_here else np.array(array, copy=True))
     return seeds
 
 
@@ -120,7 +123,7 @@ def run_backward(
             roots.append(key)
     order = _topological(roots)
     if capture:
-        order = _prune(order, set(node_slot), set(sink.slots))
+        order = _prune(order, node_slot, sink.slots)  # (keyed by id: membership is all it reads)
     hooks = GRAPH_HOOKS[0]
     step = _node_vjp if hooks is None else hooks.begin(inputs)
 
@@ -195,6 +198,13 @@ def _shared(stored: set[int], grads: Sequence, g: Any) -> None:
     """Mark the gradients a leaf's ``.grad`` must copy rather than take (`_accumulate` then
     adds into it in place): one sent to several operands (add's ``(g, g)``) or passed on
     as it arrived (``g``), since another node may still read it; with ``g`` None, all."""
+    if len(grads) == 2:  # (the common case, without a generator)
+        g0, g1 = grads
+        if g0 is not None and (g is None or g0 is g or g0 is g1):
+            stored.add(id(g0))
+        if g1 is not None and (g is None or g1 is g):
+            stored.add(id(g1))
+        return
     for i, gi in enumerate(grads):
         if gi is not None and (
             g is None or gi is g or any(gi is gj for gj in grads[i + 1 :])

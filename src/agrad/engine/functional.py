@@ -108,9 +108,10 @@ def jacobian(
         blocks = batched_jacobian(out, ins, create_graph)
         for j, block in enumerate(blocks):
             check_jacobian_block(block, i, j, strict, create_graph)
-        rows.append(
-            tuple(_zeros_for(out, x) if b is None else b for x, b in zip(ins, blocks, strict=True))
-        )
+        row = []  # (a loop: a generator costs a frame, on every call)
+        for x, block in zip(ins, blocks, strict=True):
+            row.append(_zeros_for(out, x) if block is None else block)
+        rows.append(tuple(row))
     if not out_tuple:
         return rows[0] if in_tuple else rows[0][0]
     return tuple(r if in_tuple else r[0] for r in rows)

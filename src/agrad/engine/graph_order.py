@@ -4,6 +4,7 @@ nodes through which no gradient reaches a wanted tensor (`agrad.autograd.grad`).
 
 from __future__ import annotations
 
+from collections.abc import Container
 from typing import Any
 
 from .node import Node
@@ -62,15 +63,22 @@ def _topological(roots: list[Node]) -> list[Node]:
     return order
 
 
-def _prune(order: list[Node], wanted_nodes: set[int], wanted_leaves: set[int]) -> list[Node]:
+def _prune(
+    order: list[Node], wanted_nodes: Container[int], wanted_leaves: Container[int]
+) -> list[Node]:
     """Keep only nodes through which a gradient can reach a wanted tensor."""
     useful: set[int] = set()
+    keep = useful.add
     for node in reversed(order):  # producers first
-        if id(node) in wanted_nodes:
-            useful.add(id(node))
+        key = id(node)
+        if key in wanted_nodes:
+            keep(key)
             continue
-        for c in (node.n0,) if node.arity == 1 else node.next:
+        arity = node.arity
+        for c in (node.n0,) if arity == 1 else (node.n0, node.n1) if arity == 2 else node.n0:
             if c is not None and (id(c) in wanted_leaves if type(c) is Tensor else id(c) in useful):
-                useful.add(id(node))
+                keep(key)
                 break
+    if len(useful) == len(order):  # (nothing to drop: the common case of a Jacobian)
+        return order
     return [n for n in order if id(n) in useful]
