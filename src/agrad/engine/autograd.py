@@ -3,8 +3,10 @@
 One loop serves ``Tensor.backward`` (accumulate into leaves' ``.grad``) and
 ``agrad.autograd.grad`` (return gradients of chosen inputs). VJP rules run on
 plain arrays by default and on tensors under ``create_graph=True``, so the
-backward pass itself is recorded and can be differentiated again. Broadcasting
-is undone here, once, for every rule.
+backward pass itself is recorded and can be differentiated again. The order of the
+pass is `agrad.engine.graph_order`'s; each node's step (its rule, and broadcasting undone
+once for every rule) is `agrad.engine.backward_step`'s; where gradients arrive is
+`agrad.engine.accumulate`'s.
 """
 
 from __future__ import annotations
@@ -16,18 +18,13 @@ import numpy as np
 
 from ..errors import AgradAutogradError
 from .accumulate import _accumulate, _arrive, _Leaves, _per_output, _run_hooks
+from .backward_step import _node_vjp
 from .grad_mode import STATE
+from .graph_order import _prune, _topological
 from .namespaces import GRAPH, NUMPY
 from .node import Node
-from .tensor import WRITES, Tensor, wrap
+from .tensor import Tensor, wrap
 
-FREED_ERROR = (
-    "Trying to backward through the graph a second time (or directly access saved tensors "
-    "after they have already been freed). Saved intermediate values of the graph are freed "
-    "when you call .backward() or autograd.grad(). Specify retain_graph=True if you need to "
-    "backward through the graph a second time or if you need to access saved tensors after "
-    "calling backward."
-)
 SCALAR_ERROR = "grad can be implicitly created only for scalar outputs"
 NO_GRAD_ERROR = "element {} of tensors does not require grad and does not have a grad_fn"
 UNUSED_ERROR = (
@@ -42,7 +39,7 @@ GRAPH_HOOKS: list[Any] = [None]
 
 # Called as on_node(node, grad_arriving, grads_sent, grads_before_unbroadcast) for each node
 # processed, in order (used by --explain).
-NodeObserver = Callable[[Node, Any, list, Any], None]
+NodeObserver = Callable[[Node, Any, Sequence, Any], None]
 
 
 def _as_list(x: Any) -> list:
@@ -61,68 +58,29 @@ def _seed(
             raise AgradAutogradError(NO_GRAD_ERROR.format(i))
         made = g is None
         if made:
-            if out._array.size != 1:
+            data = out._array
+            if data.size != 1:
                 raise AgradAutogradError(SCALAR_ERROR)
-            g = np.ones(out._array.shape, dtype=out._array.dtype)
-        g = g if isinstance(g, Tensor) else wrap(np.asarray(g, dtype=out._array.dtype))
-        have, want = g._array.shape, out._array.shape  # (plain tuples: no Size objects)
+            g = np.empty(data.shape, dtype=data.dtype)  # (np.ones: a Python-level wrapper)
+            g.fill(1)
+            if not batch:  # (the common case: its shape and dtype are right, and it is ours)
+                seeds.append(wrap(g) if create_graph else g)
+                continue
+        if isinstance(g, Tensor):
+            array = g._array
+        else:
+            array = np.asarray(g, dtype=out._array.dtype)
+            g = wrap(array) if create_graph else None
+        have, want = array.shape, out._array.shape  # (plain tuples: no Size objects)
         if len(have) != batch + len(want) or have[:batch] + want != have:
             raise AgradAutogradError(
-                f"Mismatch in shape: grad_output[{i}] has a shape of {g.shape} and "
+                f"Mismatch in shape: grad_output[{i}] has a shape of {wrap(array).shape} and "
                 f"output[{i}] has a shape of {out.shape}."
             )
         # A caller's array may end up in a leaf's .grad: copy it unless made for this pass.
         fresh_here = fresh or made  # (a seed made here is no one else's)
-        seeds.append(
-            g if create_graph else g._array if fresh_here else np.array(g._array, copy=True)
-        )
+        seeds.append(g if create_graph else array if fresh_here else np.array(array, copy=True))
     return seeds
-
-
-_FINISHED = object()  # on the stack of `_topological`: the node below it is finished
-
-
-def _topological(roots: list[Node]) -> list[Node]:
-    """Nodes reachable from ``roots``, each after every node that consumes it."""
-    order: list[Node] = []
-    seen: set[Node] = set()  # nodes hash by identity
-    stack: list[Any] = list(reversed(roots))
-    push, pop, mark = stack.append, stack.pop, seen.add
-    while stack:
-        node = pop()
-        if node is _FINISHED:  # (a marker, not a tuple per node: it is read for every one)
-            order.append(pop())
-            continue
-        if node in seen:
-            continue
-        mark(node)
-        push(node)
-        push(_FINISHED)
-        arity = node.arity
-        if arity == 1:
-            child = node.n0
-            if child is not None and type(child) is not Tensor and child not in seen:
-                push(child)
-            continue
-        for child in (node.n0, node.n1) if arity == 2 else node.n0:
-            if child is not None and type(child) is not Tensor and child not in seen:
-                push(child)
-    order.reverse()
-    return order
-
-
-def _prune(order: list[Node], wanted_nodes: set[int], wanted_leaves: set[int]) -> list[Node]:
-    """Keep only nodes through which a gradient can reach a wanted tensor."""
-    useful: set[int] = set()
-    for node in reversed(order):  # producers first
-        if id(node) in wanted_nodes:
-            useful.add(id(node))
-            continue
-        for c in (node.n0,) if node.arity == 1 else node.next:
-            if c is not None and (id(c) in wanted_leaves if type(c) is Tensor else id(c) in useful):
-                useful.add(id(node))
-                break
-    return [n for n in order if id(n) in useful]
 
 
 def run_backward(
@@ -165,49 +123,51 @@ def run_backward(
             roots.append(key)
     order = _topological(roots)
     if capture:
-        order = _prune(order, set(node_slot), set(sink.slots))
+        order = _prune(order, node_slot, sink.slots)  # (keyed by id: membership is all it reads)
     hooks = GRAPH_HOOKS[0]
     step = _node_vjp if hooks is None else hooks.begin(inputs)
 
     enabled = STATE.enabled  # (not `with set_grad_enabled`: this runs on every pass)
     STATE.enabled = bool(create_graph)
+    stored, pop = sink.stored, pending.pop
     try:
         for node in order:
-            g = pending.pop(node, None)
+            g = pop(node, None)
             if g is None:
                 continue
-            if node.outputs != 1:  # a custom Function's outputs: hooks and retain_grad per output
-                g = _per_output(node, g, create_graph, None if capture else sink.stored)
-            elif node.hooks:
-                g = _run_hooks(node.hooks, g, create_graph)
-            if id(node) in node_slot:
+            plain = node.plain
+            if not plain:  # several outputs, tensor hooks, a retained .grad, or custom
+                g = _arriving(node, g, create_graph, capture, sink)
+            if node_slot and id(node) in node_slot:
                 for i, k in node_slot[id(node)]:
                     sink.found[i] = g if node.outputs == 1 else g[k]
-            if node.retained is not None and not capture:
-                _accumulate(node.retained, g, create_graph, sink.stored)
             grads, raw = step(node, g, ns, create_graph, batch)
             if on_node is not None:
                 on_node(node, g, grads, raw)
-            if on_node is not None or node.custom:  # an observer keeps every array it saw;
-                _shared(sink.stored, grads, None)  # a custom backward may return its own
+            if on_node is not None or not plain and node.custom:  # an observer keeps every
+                _shared(stored, grads, None)  # array it saw; a custom backward may return its own
             arity = node.arity
-            if arity == 1:  # (most nodes: one operand, or one tracked and a constant)
-                child, gi = node.n0, grads[0]
-                if gi is g:  # passed on as it arrived: maybe held elsewhere too
-                    sink.stored.add(id(gi))
-                if child is not None and gi is not None:
-                    if type(child) is not Tensor and child.outputs == 1:
-                        pending[child] = pending[child] + gi if child in pending else gi
-                    else:
-                        _send(pending, sink, node.x0, child, gi)
+            # One operand to send to (most nodes: one operand, or one tracked and a constant).
+            if arity == 1 or (arity == 2 and node.n1 is None):
+                child, gi, x = node.n0, grads[0], node.x0
+            elif arity == 2 and node.n0 is None:
+                child, gi, x = node.n1, grads[1], node.x1
             else:
-                _shared(sink.stored, grads, g)
+                child = None
+                _shared(stored, grads, g)
                 edges = zip((node.x0, node.x1), (node.n0, node.n1), grads, strict=True) if (
                     arity == 2
                 ) else zip(node.x0, node.n0, grads, strict=True)  # fmt: skip
-                for x, child, gi in edges:
-                    if child is not None and gi is not None:
-                        _send(pending, sink, x, child, gi)
+                for x, child_i, gi in edges:
+                    if child_i is not None and gi is not None:
+                        _send(pending, sink, x, child_i, gi)
+            if child is not None and gi is not None:
+                if gi is g:  # passed on as it arrived: maybe held elsewhere too
+                    stored.add(id(gi))
+                if type(child) is not Tensor and child.outputs == 1:
+                    pending[child] = pending[child] + gi if child in pending else gi
+                else:
+                    _send(pending, sink, x, child, gi)
             if not retain_graph:  # free what it saved; a node that saved nothing stays usable
                 node.freed = True
                 if node.op.saves.anything:
@@ -222,10 +182,29 @@ def run_backward(
     return [sink.found.get(i) for i in range(len(inputs or ()))]
 
 
+def _arriving(node: Node, g: Any, create_graph: bool, capture: bool, sink: _Leaves) -> Any:
+    """The gradient arriving at a node that is not plain: per output of several, or through
+    its tensor hooks; a retained ``.grad`` gets it (``backward`` only)."""
+    if node.outputs != 1:  # a custom Function's outputs: hooks and retain_grad per output
+        return _per_output(node, g, create_graph, None if capture else sink.stored)
+    if node.hooks:
+        g = _run_hooks(node.hooks, g, create_graph)
+    if node.retained is not None and not capture:
+        _accumulate(node.retained, g, create_graph, sink.stored)
+    return g
+
+
 def _shared(stored: set[int], grads: Sequence, g: Any) -> None:
     """Mark the gradients a leaf's ``.grad`` must copy rather than take (`_accumulate` then
     adds into it in place): one sent to several operands (add's ``(g, g)``) or passed on
     as it arrived (``g``), since another node may still read it; with ``g`` None, all."""
+    if len(grads) == 2:  # (the common case, without a generator)
+        g0, g1 = grads
+        if g0 is not None and (g is None or g0 is g or g0 is g1):
+            stored.add(id(g0))
+        if g1 is not None and (g is None or g1 is g):
+            stored.add(id(g1))
+        return
     for i, gi in enumerate(grads):
         if gi is not None and (
             g is None or gi is g or any(gi is gj for gj in grads[i + 1 :])
@@ -242,97 +221,6 @@ def _send(pending: dict, sink: _Leaves, x: Any, child: Any, gi: Any) -> None:
             _arrive(pending, child, x._output_nr, gi)
     else:
         sink.deliver(child, gi)
-
-
-def _node_vjp(node: Node, g: Any, ns: Any, create_graph: bool, batch: int) -> tuple[list, Any]:
-    """One rule application: its gradients summed back to each input's shape, and as the
-    rule returned them."""
-    if node.custom:  # a custom Function: the user's backward, through its ctx
-        return node.vjp(g, ns, create_graph, batch)  # type: ignore[attr-defined]
-    op = node.op
-    if node.freed and op.saves.anything:
-        raise AgradAutogradError(FREED_ERROR)
-    if WRITES[0] != node.stamp:  # something was written in place since
-        if op.read_inputs != ():
-            _check_versions(node)
-        if op.keeps_output and (node.out_written or _written_through_detach(node)):
-            raise AgradAutogradError(
-                "one of the variables needed for gradient computation has been modified by an "
-                f"inplace operation: the output of {node.name()} was written after it was "
-                "saved. Hint: compute on a .clone() instead of modifying it in place."
-            )
-    arity = node.arity
-    xs: Any
-    if create_graph:
-        xs = node.inputs
-        out = wrap(node.out, True, node) if node.out is not None else None
-    else:
-        xs = (node.a0,) if arity == 1 else (node.a0, node.a1) if arity == 2 else node.a0
-        out = node.out
-    if op.needs_mask:
-        needs = (
-            (node.n0 is not None, node.n1 is not None)
-            if arity == 2
-            else tuple([n is not None for n in node.next])
-        )
-        grads = op.vjp(ns, g, out, *xs, needs=needs, **node.params)
-    else:
-        grads = op.vjp(ns, g, out, *xs, **node.params)
-    if arity == 1:  # (the common case without a loop)
-        (gi,) = grads
-        if gi is not None and node.n0 is not None:
-            data = node.x0._array  # an input with a producer is always a Tensor (or stand-in)
-            if batch or gi.shape != data.shape or gi.dtype != data.dtype:
-                gi = _fitted(ns, gi, data, g, batch)
-        return [gi], grads
-    result = []
-    edges = zip((node.x0, node.x1), (node.n0, node.n1), grads, strict=True) if (
-        arity == 2
-    ) else zip(node.x0, node.n0, grads, strict=True)  # fmt: skip
-    for x, child, gi in edges:
-        if child is not None and gi is not None:
-            data = x._array
-            if batch or gi.shape != data.shape or gi.dtype != data.dtype:
-                gi = _fitted(ns, gi, data, g, batch)
-        result.append(gi)
-    return result, grads
-
-
-def _fitted(ns: Any, gi: Any, data: Any, g: Any, batch: int) -> Any:
-    """A rule's gradient for an input of ``data``'s shape and dtype: broadcasting summed
-    away (the first ``batch`` axes are rows), and a float32 input's gradient float32."""
-    shape = g.shape[:batch] + data.shape if batch else data.shape
-    if gi.shape != shape:
-        gi = _unbroadcast(ns, gi, shape, batch)
-    if gi.dtype != data.dtype:  # a float32 input gets a float32 gradient, as in PyTorch
-        gi = ns.astype(gi, data.dtype)
-    return gi
-
-
-def _written_through_detach(node: Node) -> bool:
-    box = node.out_box  # (x.detach() shares x's version counter, as in PyTorch)
-    return box is not None and box[0] > node.stamp
-
-
-def _check_versions(node: Node) -> None:
-    """Refuse when a value the VJP reads was written in place since it was recorded."""
-    saves = node.op.saves
-    for i, x in enumerate(node.inputs):
-        if isinstance(x, Tensor) and x._version > node.stamp and saves.reads_for(i, node.next):
-            raise AgradAutogradError(
-                "one of the variables needed for gradient computation has been modified by an "
-                f"inplace operation: a tensor of shape {x.shape} saved by {node.name()} was "
-                "written after it was saved. Hint: compute on a .clone() instead of "
-                "modifying it in place."
-            )
-
-
-def _unbroadcast(ns: Any, g: Any, shape: tuple, batch: int) -> Any:
-    """Sum ``g`` down to ``shape``; the first ``batch`` axes are rows, never summed."""
-    extra = g.ndim - len(shape)
-    if extra and batch:
-        g = ns.sum(g, axis=tuple(range(batch, batch + extra)))
-    return ns.sum_to(g, shape) if g.shape != shape else g
 
 
 def backward(

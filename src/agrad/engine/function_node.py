@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import AgradAutogradError
-from .autograd import FREED_ERROR
+from .backward_step import FREED_ERROR
 from .node import Node
 from .ops.core import NOTHING, Op, same_shape
 from .tensor import Tensor, wrap
@@ -106,6 +106,7 @@ class FunctionNode(Node):
 
     __slots__ = ()
     custom = True
+    plain = False
     function: Any = None  # the Function subclass (set on each <Name>Backward class)
 
     def __getattr__(self, name: str) -> Any:

@@ -14,7 +14,7 @@ import numpy as np
 
 from .autograd import grad, run_backward
 from .functional_strict import check_jacobian_block, check_requires_grad, fill_in_zeros
-from .grad_mode import set_grad_enabled
+from .grad_mode import STATE, set_grad_enabled
 from .ops import TABLE, apply
 from .tensor import Tensor, wrap
 
@@ -51,8 +51,12 @@ def tolerant_grad(outputs: Any, inputs: tuple[Tensor, ...], grad_outputs: Any = 
 
 
 def _outputs(func: Callable, inputs: tuple[Tensor, ...]) -> tuple[tuple[Tensor, ...], bool]:
-    with set_grad_enabled(True):
+    enabled = STATE.enabled  # (as `with set_grad_enabled(True)`, without its objects: this
+    STATE.enabled = True  # runs on every Jacobian; switching on has no guards to run)
+    try:
         out = func(*inputs)
+    finally:
+        STATE.enabled = enabled
     is_tuple = isinstance(out, (tuple, list))
     return (tuple(out) if is_tuple else (out,)), is_tuple
 
@@ -108,9 +112,10 @@ def jacobian(
         blocks = batched_jacobian(out, ins, create_graph)
         for j, block in enumerate(blocks):
             check_jacobian_block(block, i, j, strict, create_graph)
-        rows.append(
-            tuple(_zeros_for(out, x) if b is None else b for x, b in zip(ins, blocks, strict=True))
-        )
+        row = []  # (a loop: a generator costs a frame, on every call)
+        for x, block in zip(ins, blocks, strict=True):
+            row.append(_zeros_for(out, x) if block is None else block)
+        rows.append(tuple(row))
     if not out_tuple:
         return rows[0] if in_tuple else rows[0][0]
     return tuple(r if in_tuple else r[0] for r in rows)

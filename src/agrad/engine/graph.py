@@ -11,7 +11,8 @@ from typing import Any
 
 import numpy as np
 
-from .autograd import _topological, run_backward
+from .autograd import run_backward
+from .graph_order import _topological
 from .node import Node
 from .tensor import Tensor
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from . import autograd
+from . import autograd, backward_step
 from .grad_mode import STATE
 from .node import Node, RemovableHandle
 from .ops import core
@@ -89,7 +89,7 @@ class _Stepper:
         if packed:
             grads, raw = _with_unpacked(node, packed, g, ns, create_graph, batch)
         else:
-            grads, raw = autograd._node_vjp(node, g, ns, create_graph, batch)
+            grads, raw = backward_step._node_vjp(node, g, ns, create_graph, batch)
         if FEATURES.profilers:
             _record(node.name(), time.perf_counter() - start)
         if FEATURES.anomaly:
@@ -155,7 +155,7 @@ def _with_unpacked(node: Node, packed: dict, g: Any, ns: Any, create_graph: bool
         new_inputs[i], new_arrays[i] = t, t._array
     node.inputs, node.arrays = tuple(new_inputs), new_arrays
     try:
-        return autograd._node_vjp(node, g, ns, create_graph, batch)
+        return backward_step._node_vjp(node, g, ns, create_graph, batch)
     finally:
         node.inputs, node.arrays = inputs, arrays
 
@@ -266,7 +266,7 @@ def _metadata(self: Node) -> dict:
 def _saved(i: int) -> property:
     def get(self: Node) -> Any:
         if self.freed and self.op.saves.anything:
-            raise RuntimeError(autograd.FREED_ERROR)
+            raise RuntimeError(backward_step.FREED_ERROR)
         x = self.inputs[i] if i < len(self.inputs) else None
         if x is None or not hasattr(x, "_array") or not isinstance(x, Tensor):
             raise AttributeError(f"'{self.name()}' object has no attribute saved at input {i}")
@@ -277,7 +277,7 @@ def _saved(i: int) -> property:
 
 def _saved_result(self: Node) -> Tensor:
     if self.out is None or not isinstance(self.out, np.ndarray):
-        raise RuntimeError(autograd.FREED_ERROR)
+        raise RuntimeError(backward_step.FREED_ERROR)
     return wrap(self.out)
 
 

@@ -56,11 +56,17 @@ def broadcast_to(array: Any, shape: Any, subok: bool = False) -> Any:
     return np.broadcast_to(array, shape, subok=subok)
 
 
-swapaxes = np.swapaxes
 matmul = np.matmul
 
 
+def swapaxes(a: Any, axis1: int, axis2: int) -> Any:
+    # (the method: np.swapaxes's Python dispatch costs more than the swap at small sizes)
+    return a.swapaxes(axis1, axis2) if type(a) is np.ndarray else np.swapaxes(a, axis1, axis2)
+
+
 def sum(x: Array, axis: Axis = None, keepdims: bool = False) -> Array:  # noqa: A001 - numpy's name
+    if type(x) is np.ndarray:  # (np.sum's own reduction, without its Python-level dispatch)
+        return np.add.reduce(x, axis=axis, keepdims=keepdims)  # type: ignore[call-overload]
     return np.sum(x, axis=axis, keepdims=keepdims)
 
 
@@ -146,11 +152,12 @@ def sum_to(x: Any, shape: tuple) -> Any:
     if x.shape == shape:
         return x
     lead = x.ndim - len(shape)
-    axes = tuple(range(lead)) + tuple(
-        lead + i for i, n in enumerate(shape) if n == 1 and x.shape[lead + i] != 1
-    )
-    out = np.add.reduce(x, axis=axes, keepdims=True)  # (np.sum's own reduction, without its
-    return out.reshape(shape) if lead else out  # Python-level dispatch)
+    inner = tuple([lead + i for i, n in enumerate(shape) if n == 1 and x.shape[lead + i] != 1])
+    # (np.add.reduce: np.sum's own reduction, without its Python-level dispatch)
+    if shape and not inner:  # only leading axes: the reduction gives the shape, same sums
+        return np.add.reduce(x, axis=tuple(range(lead)))
+    out = np.add.reduce(x, axis=tuple(range(lead)) + inner, keepdims=True)
+    return out.reshape(shape) if lead else out  # (an array, also for shape ())
 
 
 def logsumexp(x: Array, axis: Axis = None, keepdims: bool = False) -> Array:

@@ -56,6 +56,11 @@ def max_elements(n: int | None, hint: str = "use smaller inputs") -> Iterator[No
             LIMIT.elements = (LIMIT.elements or 1) - 1 or None
 
 
+def thread_limit() -> int | None:
+    """This thread's limit (None: it has none)."""
+    return _THREAD.elements
+
+
 def check_shape(shape: tuple[int, ...], what: str) -> None:
     """Refuse a result of ``shape`` if it exceeds the limit (before allocating it)."""
     if LIMIT.elements is not None and _THREAD.elements is not None:

@@ -32,6 +32,9 @@ class Node:
     out_box: list | None = None  # the output's version box, once shared with a detach()
     outputs = 1  # a custom Function's node may have several (then gradients arrive per output)
     custom = False  # a custom Function's node: its backward is `FunctionNode.vjp`
+    # None of the above (one output, no tensor hooks, no retained .grad, not custom): the
+    # backward loop reads this one flag per node instead of four (whoever sets them clears it).
+    plain = True
 
     def __init__(
         self, op: Any, inputs: tuple, arrays: Sequence, params: dict, out: Any, next_: tuple,
@@ -111,6 +114,7 @@ class Node:
     def retain_output(self, tensor: Any) -> None:
         """``tensor.retain_grad()`` for a non-leaf ``tensor`` this node produced."""
         self.retained = tensor
+        self.plain = False
 
     def register_tensor_hook(self, fn: Any) -> RemovableHandle:
         """Call ``fn(grad)`` on the gradient arriving at this node; a returned value replaces it.
@@ -118,6 +122,7 @@ class Node:
         (grad_inputs, grad_outputs) signature, is installed by `agrad.engine.graph_hooks`.)"""
         if self.hooks is None:
             self.hooks = []
+            self.plain = False
         self.hooks.append(fn)
         return RemovableHandle(self.hooks, fn)
 

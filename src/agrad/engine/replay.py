@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from .autograd import _topological
+from .graph_order import _topological
 from .node import Node
 from .tensor import Tensor
 

@@ -15,13 +15,12 @@ a VJP returns each input's gradient in the output's (broadcast) shape.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from ...errors import AgradShapeError, AgradValueError
 from .. import batching, limits, views
 from ..grad_mode import STATE
 from ..limits import LIMIT
@@ -38,7 +37,8 @@ from ..shape_rules import (  # noqa: F401 - re-exported for the entries
     same_shape,
 )
 from ..tensor import WRITES, Tensor, wrap
-from .failures import explain_failure, with_op_name
+from .failures import explain_failure
+from .limit_check import check_limit
 
 # Families: how an entry's public functions are made. The first four are generated from the
 # entry (`agrad.engine.public`); a custom entry's are written by hand and name it.
@@ -134,6 +134,11 @@ class Op:
     # checked first; None: only broadcasting does).
     batch: Callable[..., Any] | None = None
     grows: bool | None = None
+    # The output never has more elements than the product of the operands' sizes when none
+    # is empty (broadcasting: each output dimension is one operand's; matmul): under a limit
+    # that product is checked first, and the shape rule only when it is over (None: True for
+    # broadcasting). Generated tests check the declaration on every case of the entry.
+    within_operands: bool | None = None
     # Parameters computed from the operands when the op is applied, as PyTorch saves extra
     # outputs (max's indices): ``prepare(*operands, **params) -> params``.
     prepare: Callable[..., dict] | None = None
@@ -173,6 +178,8 @@ class Op:
             derived["batch"] = batching.DEFAULTS.get(self.shape_rule)
         if self.grows is None:
             derived["grows"] = self.shape_rule is broadcast_shape
+        if self.within_operands is None:
+            derived["within_operands"] = self.shape_rule is broadcast_shape
         derived["read_inputs"], derived["keeps_output"] = self.saves.inputs, self.saves.output
         if not self.cases:
             derived["cases"] = {UNARY: UNARY_CASES, BINARY: BINARY_CASES}.get(self.family, ())
@@ -249,7 +256,7 @@ def _record(op: Op, inputs: tuple, params: dict) -> Tensor:
     else:
         datas = [x._array if isinstance(x, Tensor) else x for x in inputs]
     if LIMIT.elements is not None and op.grows:  # (the language sets a limit)
-        _check_limit(op, datas, params)
+        check_limit(op, datas, params)
     if op.prepare is not None:  # parameters found from the operands
         params = op.prepare(*datas, **params)
     try:
@@ -359,21 +366,3 @@ class ShapeOnly:
 def raw(x: Any) -> np.ndarray:
     """The array behind a tensor or constant (masks in VJPs are built from data, not graph)."""
     return x._array if isinstance(x, Tensor) else np.asarray(x)
-
-
-def _check_limit(op: Op, datas: Sequence, params: dict) -> None:
-    if op.shape_rule is broadcast_shape:  # elementwise: grows only when shapes differ
-        shape = None
-        for d in datas:
-            if type(d) is np.ndarray:  # (a Python number broadcasts without growing)
-                if shape is None:
-                    shape = d.shape
-                elif d.shape != shape:
-                    break
-        else:
-            return
-    try:
-        shape = op.shape_rule(*[np.shape(d) for d in datas], **params)
-    except (AgradShapeError, AgradValueError) as err:
-        raise with_op_name(op, err) from None
-    limits.check_shape(shape, op.name)

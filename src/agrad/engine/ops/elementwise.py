@@ -150,6 +150,8 @@ def _clip_forward(x: Array, min: float | None = None, max: float | None = None) 
 def _pow_scalar_vjp(ns, g, out, x, exponent):
     if exponent == 0:
         return (g * 0.0,)
+    if exponent == 2 and isinstance(x, np.ndarray):  # (x**1 is x: one array op fewer)
+        return (g * (2.0 * x),)
     p = exponent - 1
     lower = _pow_scalar_forward(x, p) if isinstance(x, np.ndarray) else x**p  # (as the forward)
     return (g * (exponent * lower),)
@@ -262,12 +264,13 @@ def _add_vjp(ns, g, out, a, b, **_):
     return g, g
 
 
-def _sub_vjp(ns, g, out, a, b, **_):
-    return g, -g
+def _sub_vjp(ns, g, out, a, b, needs=(True, True), **_):
+    return g, (-g if needs[1] else None)
 
 
-def _mul_vjp(ns, g, out, a, b, **_):
-    return g * b, g * a
+def _mul_vjp(ns, g, out, a, b, needs=(True, True), **_):
+    # (An operand that wants no gradient gets none computed: x * 1.0001, W @ ... * mask.)
+    return (g * b if needs[0] else None), (g * a if needs[1] else None)
 
 
 def _div_vjp(ns, g, out, a, b, **_):
@@ -348,9 +351,9 @@ register(
     Op("add", "AddBackward0", np.add, _add_vjp, broadcast_shape, arity=2, saves=NOTHING,
        explain="d(a+b)/da = 1, d(a+b)/db = 1", cases=BINARY_CASES),
     Op("sub", "SubBackward0", np.subtract, _sub_vjp, broadcast_shape, arity=2, saves=NOTHING,
-       explain="d(a-b)/da = 1, d(a-b)/db = -1", cases=BINARY_CASES),
+       explain="d(a-b)/da = 1, d(a-b)/db = -1", cases=BINARY_CASES, needs_mask=True),
     binary("mul", "MulBackward0", np.multiply, _mul_vjp, "d(a*b)/da = b, d(a*b)/db = a",
-           saves=PRODUCT),
+           saves=PRODUCT, needs_mask=True),
     binary("div", "DivBackward0", np.true_divide, _div_vjp, "d(a/b)/da = 1/b, d(a/b)/db = -a/b²",
            domain=((-2.0, 2.0), (0.5, 2.0)), saves=Saves(None, False, for_others=(0,))),
     Op("pow", "PowBackward1", _pow_forward, _pow_vjp, broadcast_shape, arity=2,

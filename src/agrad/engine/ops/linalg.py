@@ -9,11 +9,17 @@ from ...errors import AgradShapeError
 from .. import batching
 from .core import BINARY, PRODUCT, Case, Op, register
 
+_MATMUL_NAMES = {(1, 1): "DotBackward0", (2, 1): "MvBackward0", (2, 2): "MmBackward0",
+                 (1, 2): "SqueezeBackward4"}  # fmt: skip
+
 
 def _matmul_name(node):
-    a, b = (np.ndim(x) for x in node.arrays)  # (arrays, or stand-ins that know their ndim)
-    return {(1, 1): "DotBackward0", (2, 1): "MvBackward0", (2, 2): "MmBackward0",
-            (1, 2): "SqueezeBackward4"}.get((a, b), "UnsafeViewBackward0")  # fmt: skip
+    a, b = node.a0, node.a1  # (arrays, or stand-ins that know their ndim)
+    ranks = (
+        a.ndim if type(a) is np.ndarray else np.ndim(a),
+        b.ndim if type(b) is np.ndarray else np.ndim(b),
+    )
+    return _MATMUL_NAMES.get(ranks, "UnsafeViewBackward0")
 
 
 def _matmul_vjp(ns, g, out, a, b, needs=(True, True)):
@@ -94,6 +100,7 @@ register(
     Op("matmul", _matmul_name, np.matmul, _matmul_vjp, matmul_shape, arity=2, needs_mask=True,
        saves=PRODUCT,
        explain="d(A@B)/dA = g@Bᵀ, d(A@B)/dB = Aᵀ@g", batch=batching.matmul, grows=True,
+       within_operands=True,
        family=BINARY, language=True, doc="matrix product (also @), 1-D, 2-D or batched",
        cases=(Case(((3,), (3,))), Case(((2, 3), (3,))), Case(((3,), (3, 2))),
               Case(((2, 3), (3, 4))), Case(((2, 2, 3), (3, 4))), Case(((2, 2, 3), (1, 3, 2))))),

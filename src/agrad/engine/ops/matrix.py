@@ -249,7 +249,7 @@ register(
        cases=(Case(((3, 3),)), Case(((4, 2),), {"diagonal": -1}), Case(((2, 3, 3),)))),
     Op("kron", "UnsafeViewBackward0", _kron_forward, _kron_vjp, _kron_shape, arity=2,
        explain="d kron(A,B)/dA[i,j] = sum of g's (i,j) block times B (and so for B)",
-       batch=_kron_batch, grows=True, language=True, doc="Kronecker product",
+       batch=_kron_batch, grows=True, within_operands=True, language=True, doc="Kronecker product",
        cases=(Case(((2, 2), (2, 3))), Case(((3,), (2,))), Case(((2,), (2, 2))),
               Case(((2, 1, 2), (2, 2))))),
 )  # fmt: skip

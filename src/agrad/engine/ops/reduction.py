@@ -54,6 +54,8 @@ def _axis_name(plain, with_axis):
 
 
 def _sum_vjp(ns, g, out, x, axis=None, keepdims=False):
+    if axis is None and g.ndim == out.ndim:  # all of it, no batch: g broadcasts as it is
+        return (ns.broadcast_to(g, tuple(x.shape)),)
     return (_expand(ns, g, x, axis, out.ndim),)
 
 
