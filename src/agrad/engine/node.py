@@ -96,9 +96,13 @@ class Node:
 
     @property
     def next_functions(self) -> tuple[tuple[Any, int], ...]:
-        """Per input: (Node, 0), (AccumulateGrad, 0) for a leaf, or (None, 0) for a constant."""
+        """Per input: (Node, 0), (AccumulateGrad, 0) for a leaf, or (None, 0) for a constant;
+        an operand that never gets a gradient (where's condition) is not listed, as PyTorch's."""
         result: list[tuple[Any, int]] = []
-        for x, target in zip(self.inputs, self.next, strict=True):
+        skip = getattr(self.op, "nondiff", ())
+        for k, (x, target) in enumerate(zip(self.inputs, self.next, strict=True)):
+            if k in skip:
+                continue
             if target is None:
                 result.append((None, 0))
             elif isinstance(target, Node):

@@ -66,7 +66,8 @@ def _sign(x: Array) -> Array:
 
 
 def _zero_vjp(ns, g, out, x, **_):
-    return (g * 0.0,)
+    # Zero even for a nan or inf cotangent (g * 0 would be nan there), as PyTorch's zeros.
+    return (ns.where(np.zeros(raw(g).shape, dtype=bool), g, 0.0),)
 
 
 def _sin_vjp(ns, g, out, x, **_):
@@ -114,7 +115,8 @@ def _sigmoid_vjp(ns, g, out, x, **_):
 def _relu_vjp(ns, g, out, x, **_):
     # From the output, as PyTorch's threshold_backward: zero where out <= 0 (so at 0), and
     # the gradient passes at a nan (nan <= 0 is false).
-    return (g * ~(raw(out) <= 0),)
+    # (A where, not a product: a nan or inf cotangent gives 0 where masked, as PyTorch's.)
+    return (ns.where(raw(out) <= 0, 0.0, g),)
 
 
 def _softplus_vjp(ns, g, out, x, beta=1.0, threshold=20.0):
@@ -138,7 +140,7 @@ def _clip_vjp(ns, g, out, x, min=None, max=None):  # noqa: A002 - NumPy's and th
         keep &= data >= min
     if max is not None:
         keep &= data <= max
-    return (g * keep,)
+    return (ns.where(keep, g, 0.0),)  # (0 where clamped, even for a nan cotangent)
 
 
 def _clip_forward(x: Array, min: float | None = None, max: float | None = None) -> Array:  # noqa: A002
@@ -322,12 +324,17 @@ def _tie_masks(a, b, first_wins_on):
 def _maximum_vjp(ns, g, out, a, b, **_):
     # PyTorch splits the gradient evenly where a == b.
     ma, mb = _tie_masks(a, b, np.greater)
-    return g * ma, g * mb
+    return _masked(ns, g, ma), _masked(ns, g, mb)
 
 
 def _minimum_vjp(ns, g, out, a, b, **_):
     ma, mb = _tie_masks(a, b, np.less)
-    return g * ma, g * mb
+    return _masked(ns, g, ma), _masked(ns, g, mb)
+
+
+def _masked(ns, g, share):
+    """g times a share of 0, ½ or 1: exactly 0 where the share is 0, for any cotangent."""
+    return ns.where(share == 0, 0.0, g * share)
 
 
 def _where_vjp(ns, g, out, cond, a, b, **_):
