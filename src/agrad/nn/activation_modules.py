@@ -9,16 +9,8 @@ from ..engine.creation import full
 from ..engine.tensor import Tensor
 from . import activations as A
 from .module import Module
+from .modules import _Inplace  # (ReLU's base: the inplace flag and its repr)
 from .parameter import Parameter
-
-
-class _Inplace(Module):
-    def __init__(self, inplace: bool = False) -> None:
-        super().__init__()
-        self.inplace = inplace
-
-    def extra_repr(self) -> str:
-        return "inplace=True" if self.inplace else ""
 
 
 class Hardtanh(Module):
