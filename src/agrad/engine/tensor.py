@@ -9,6 +9,7 @@ module imports nothing that computes.
 
 from __future__ import annotations
 
+import copy
 import numbers
 import warnings
 from typing import TYPE_CHECKING, Any
@@ -155,6 +156,20 @@ class Tensor:
                 raise not_a_tensor(value)
             value = checked_grad(self, value)
         self._grad = value
+
+    def __deepcopy__(self, memo: dict) -> Tensor:
+        """Python's deep copy of every field, except that a Parameter's copy starts without
+        ``.grad``, as PyTorch's (``deepcopy(model)`` for a target network or an EMA must
+        not carry the original's accumulated gradients into the copy's next backward)."""
+        new = Tensor.__new__(type(self))
+        memo[id(self)] = new
+        new._array = copy.deepcopy(self._array, memo)
+        new._rg = self._rg
+        new.grad_fn = copy.deepcopy(self.grad_fn, memo)
+        new.__dict__.update(copy.deepcopy(self.__dict__, memo))
+        if new.__dict__.get("_is_parameter"):
+            new.__dict__.pop("_grad", None)
+        return new
 
     @property
     def retains_grad(self) -> bool:
