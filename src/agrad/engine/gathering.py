@@ -17,16 +17,12 @@ import numpy as np
 from ..errors import AgradIndexError, AgradShapeError
 from . import shaping
 from .args import as_tensor, first
+from .ops.core import normalize_axis
 from .tensor import Tensor
 
 
 def _dim(x: Tensor, dim: int) -> int:
-    nd = max(x.ndim, 1)
-    if not -nd <= int(dim) < nd:
-        raise AgradIndexError(
-            f"Dimension out of range (expected to be in range of [{-nd}, {nd - 1}], but got {dim})"
-        )
-    return int(dim) % nd
+    return normalize_axis(int(dim), x.ndim, "gather")  # PyTorch's IndexError text
 
 
 def _positions(index: Any, what: str, dtypes: str = "int32/int64") -> np.ndarray:
@@ -49,6 +45,12 @@ def _grid(positions: np.ndarray, d: int) -> tuple:
     grids = list(np.ogrid[tuple(slice(n) for n in positions.shape)])
     grids[d] = positions
     return tuple(grids)
+
+
+def gather_along(x: Tensor, d: int, positions: np.ndarray) -> Tensor:
+    """``x`` re-indexed along ``d`` by ``positions`` (x's shape but along d): one
+    advanced-indexing gather, differentiable through the table (repeats add up)."""
+    return shaping.index(x, _grid(positions, d))
 
 
 def _checked(x: Tensor, dim: int, index: Any, what: str, src: Tensor | None = None):
@@ -87,7 +89,7 @@ def gather(input: Any, dim: int, index: Any, *, sparse_grad: bool = False) -> Te
     d, positions = _checked(x, dim, index, "gather()")
     if x.ndim == 0:
         return shaping.index(x.reshape(1), (positions,)).reshape(np.shape(_positions(index, "")))
-    return shaping.index(x, _grid(positions, d))
+    return gather_along(x, d, positions)
 
 
 def take_along_dim(input: Any, indices: Any, dim: int | None = None) -> Tensor:  # noqa: A002

@@ -14,7 +14,7 @@ import numpy as np
 from ..errors import AgradShapeError, AgradValueError
 from . import shaping
 from .args import as_tensor, first
-from .ops.core import normalize_axis
+from .ops.core import TABLE, apply, normalize_axis
 from .public import API, METHODS, public
 from .tensor import Tensor, wrap
 
@@ -38,7 +38,7 @@ def divide(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tenso
     if rounding_mode == "trunc":
         return API["trunc"](q)
     if rounding_mode == "floor":
-        return API["floor_divide"](input, other) if "floor_divide" in API else API["floor"](q)
+        return API["floor_divide"](input, other)
     raise AgradValueError(
         f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
         f"'{rounding_mode}'"
@@ -308,18 +308,18 @@ def _stride(self: Tensor, dim: int | None = None) -> Any:
 def _sum_to_size(self: Tensor, *size: Any) -> Tensor:
     shape = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list)) else size
     try:
-        np.broadcast_shapes(tuple(shape), self.shape)
-        if np.broadcast_shapes(tuple(shape), self.shape) != tuple(self.shape):
-            raise ValueError
+        fits = np.broadcast_shapes(tuple(shape), self.shape) == tuple(self.shape)
     except ValueError:
+        fits = False
+    if not fits:
         wanted, have = ", ".join(map(str, shape)), ", ".join(map(str, self.shape))
-        raise AgradShapeError(f"size {{{wanted}}} is not expandable to size {{{have}}}.") from None
-    lead = self.ndim - len(shape)
-    axes = tuple(range(lead)) + tuple(
-        lead + i for i, n in enumerate(shape) if n == 1 and self.shape[lead + i] != 1
+        raise AgradShapeError(f"size {{{wanted}}} is not expandable to size {{{have}}}.")
+    # The table's sum_to (SumToSizeBackward0, PyTorch's grad_fn for it).
+    return (
+        self
+        if tuple(shape) == tuple(self.shape)
+        else apply(TABLE["sum_to"], self, shape=tuple(shape))
     )
-    out = API["sum"](self, axes, True) if axes else self
-    return shaping.reshape(out, tuple(shape))
 
 
 def _fill_diagonal_(self: Tensor, fill_value: Any, wrap: bool = False) -> Tensor:

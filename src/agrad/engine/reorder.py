@@ -31,14 +31,6 @@ def _dim(x: Tensor, dim: int) -> int:
     return dim % nd
 
 
-def _gather(x: Tensor, dim: int, positions: np.ndarray) -> Tensor:
-    """``x`` with axis ``dim`` re-indexed by ``positions`` (which has x's shape but along
-    ``dim``): a single advanced-indexing gather, differentiable through the table."""
-    grids = list(np.ogrid[tuple(slice(n) for n in positions.shape)])
-    grids[dim] = positions
-    return shaping.index(x, tuple(grids))
-
-
 def _order(data: np.ndarray, dim: int, descending: bool) -> np.ndarray:
     # Stable, with NaN counted as the largest value (PyTorch's order).
     if descending:
@@ -61,7 +53,7 @@ def sort(x: Any, dim: int = -1, descending: bool = False, stable: bool = False) 
         return RESULTS["sort"](F.clone(x), wrap(np.zeros((), np.int64)))
     d = _dim(x, dim)
     order = _order(x._array, d, descending)
-    return RESULTS["sort"](_gather(x, d, order), wrap(order.astype(np.int64)))
+    return RESULTS["sort"](gathering.gather_along(x, d, order), wrap(order.astype(np.int64)))
 
 
 def argsort(x: Any, dim: int = -1, descending: bool = False, stable: bool = False) -> Tensor:
@@ -82,7 +74,7 @@ def topk(x: Any, k: int, dim: int = -1, largest: bool = True, sorted: bool = Tru
     if x.ndim == 0:
         return RESULTS["topk"](F.clone(x), wrap(np.zeros((), np.int64)))
     order = np.take(_order(x._array, d, largest), range(k), axis=d)
-    return RESULTS["topk"](_gather(x, d, order), wrap(order.astype(np.int64)))
+    return RESULTS["topk"](gathering.gather_along(x, d, order), wrap(order.astype(np.int64)))
 
 
 def _dims(dims: Any, more: tuple) -> tuple[int, ...]:

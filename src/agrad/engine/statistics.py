@@ -17,6 +17,7 @@ import numpy as np
 from ..errors import AgradShapeError, AgradValueError
 from . import shaping
 from .args import as_tensor, first
+from .gathering import gather_along
 from .ops.core import normalize_axis
 from .public import API, public
 from .return_types import named_result
@@ -29,9 +30,7 @@ CUMMAX, CUMMIN = named_result("cummax"), named_result("cummin")
 
 def _along(x: Tensor, d: int, positions: np.ndarray, keepdim: bool) -> Tensor:
     """x's elements at ``positions`` (x's shape with dim d of size 1) along d."""
-    grids = list(np.ogrid[tuple(slice(n) for n in positions.shape)])
-    grids[d] = positions
-    picked = shaping.index(x, tuple(grids))
+    picked = gather_along(x, d, positions)
     return picked if keepdim else shaping.squeeze(picked, d)
 
 
@@ -82,8 +81,7 @@ def median(input: Any, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: 
     positions = np.take(order, [k - 1], axis=d)
     nans = np.isnan(data)
     if nans.any():
-        first_nan = np.argmax(nans, axis=d)[..., None] if d == data.ndim - 1 else \
-            np.expand_dims(np.argmax(nans, axis=d), d)  # fmt: skip
+        first_nan = np.expand_dims(np.argmax(nans, axis=d), d)
         positions = np.where(np.expand_dims(nans.any(axis=d), d), first_nan, positions)
     else:
         chosen = np.take_along_axis(data, positions, d)
@@ -140,10 +138,7 @@ def quantile(input: Any, q: Any, dim: int | None = None, keepdim: bool = False, 
 
 
 def _sorted(x: Tensor, d: int) -> Tensor:
-    order = np.argsort(x._array, axis=d, kind="stable")
-    grids = list(np.ogrid[tuple(slice(n) for n in order.shape)])
-    grids[d] = order
-    return shaping.index(x, tuple(grids))
+    return gather_along(x, d, np.argsort(x._array, axis=d, kind="stable"))
 
 
 @public(method=True)
@@ -174,9 +169,7 @@ def _running(name: str, better: Any, result: type):
             take = better(cur, prev) | np.isnan(cur)  # PyTorch's test: x >= best or x is nan
             best[..., i] = np.where(take, i, best[..., i - 1])
         positions = np.moveaxis(best, -1, d)
-        grids = list(np.ogrid[tuple(slice(n) for n in positions.shape)])
-        grids[d] = positions
-        values = shaping.index(xs, tuple(grids))
+        values = gather_along(xs, d, positions)
         if x.ndim == 0:
             values, positions = shaping.reshape(values, ()), positions.reshape(())
         return result(values, wrap(positions))
