@@ -25,7 +25,8 @@ def _dim(x: Tensor, dim: int) -> int:
     return normalize_axis(int(dim), x.ndim, "gather")  # PyTorch's IndexError text
 
 
-def _positions(index: Any, what: str, dtypes: str = "int32/int64") -> np.ndarray:
+def index_positions(index: Any, what: str, dtypes: str = "int32/int64") -> np.ndarray:
+    """``index`` as an intp array, refused (PyTorch's text) unless it holds integers."""
     array = index._array if isinstance(index, Tensor) else np.asarray(index)
     if array.dtype.kind not in "iu":
         raise AgradShapeError(f"{what}: Expected dtype {dtypes} for index")
@@ -56,7 +57,7 @@ def gather_along(x: Tensor, d: int, positions: np.ndarray) -> Tensor:
 def _checked(x: Tensor, dim: int, index: Any, what: str, src: Tensor | None = None):
     """(d, positions) for gather/scatter, after PyTorch's checks of ``index`` (and src)."""
     d = _dim(x, dim)
-    positions = _positions(index, what)
+    positions = index_positions(index, what)
     if x.ndim == 0 and positions.ndim <= 1 and positions.size <= 1:
         return d, positions.reshape(positions.shape or (1,))  # a 0-d x has the one slot 0
     if positions.ndim != x.ndim:
@@ -88,7 +89,9 @@ def gather(input: Any, dim: int, index: Any, *, sparse_grad: bool = False) -> Te
     x = first(input)
     d, positions = _checked(x, dim, index, "gather()")
     if x.ndim == 0:
-        return shaping.index(x.reshape(1), (positions,)).reshape(np.shape(_positions(index, "")))
+        return shaping.index(x.reshape(1), (positions,)).reshape(
+            np.shape(index_positions(index, ""))
+        )
     return gather_along(x, d, positions)
 
 
@@ -96,7 +99,7 @@ def take_along_dim(input: Any, indices: Any, dim: int | None = None) -> Tensor: 
     """gather after broadcasting ``input`` and ``indices`` against each other off ``dim``
     (with ``dim=None``, along the flattened input)."""
     x = first(input)
-    positions = _positions(indices, "torch.take_along_dim()", "long")
+    positions = index_positions(indices, "torch.take_along_dim()", "long")
     if dim is None:
         flat = x.reshape(-1)
         return gather(flat, 0, positions.reshape(-1))
@@ -127,7 +130,7 @@ def index_select(input: Any, dim: int, index: Any) -> Tensor:  # noqa: A002
     """The slices of ``input`` at ``index`` (a vector) along ``dim``, repeats allowed."""
     x = first(input)
     d = _dim(x, dim)
-    positions = _positions(index, "index_select()", "int32 or int64")
+    positions = index_positions(index, "index_select()", "int32 or int64")
     if positions.ndim > 1:
         raise AgradIndexError("index_select(): Index is supposed to be a vector")
     positions = positions.reshape(-1)

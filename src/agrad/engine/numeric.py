@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import AgradShapeError, AgradValueError
-from . import shaping
+from . import gathering, shaping
 from .args import as_tensor, first
 from .ops.core import TABLE, apply, normalize_axis
 from .public import API, METHODS, public
@@ -219,12 +219,10 @@ def _lerp_(self: Tensor, end: Any, weight: Any) -> Tensor:
 
 
 def _positions(index: Any, what: str) -> np.ndarray:
-    array = index._array if isinstance(index, Tensor) else np.asarray(index)
-    if array.dtype.kind not in "iu":
-        raise AgradShapeError(f"{what}(): Expected dtype int64 for index")
+    array = gathering.index_positions(index, f"{what}()", "int64")
     if array.ndim > 1:
         raise AgradShapeError(f"{what}(): Index is supposed to be a vector")
-    return array.reshape(-1).astype(np.intp)
+    return array.reshape(-1)
 
 
 def _slot(x: Tensor, dim: int, index: Any, what: str) -> tuple:
