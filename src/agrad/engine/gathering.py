@@ -89,9 +89,8 @@ def gather(input: Any, dim: int, index: Any, *, sparse_grad: bool = False) -> Te
     x = first(input)
     d, positions = _checked(x, dim, index, "gather()")
     if x.ndim == 0:
-        return shaping.index(x.reshape(1), (positions,)).reshape(
-            np.shape(index_positions(index, ""))
-        )
+        shape = np.shape(index._array if isinstance(index, Tensor) else index)
+        return shaping.index(x.reshape(1), (positions,)).reshape(shape)
     return gather_along(x, d, positions)
 
 
