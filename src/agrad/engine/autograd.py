@@ -18,12 +18,12 @@ import numpy as np
 
 from ..errors import AgradAutogradError
 from .accumulate import _accumulate, _arrive, _Leaves, _per_output, _run_hooks
-from .backward_step import _node_vjp
+from .backward_step import _fitted, _node_vjp
 from .grad_mode import STATE
 from .graph_order import _prune, _topological
 from .namespaces import GRAPH, NUMPY
 from .node import Node
-from .tensor import Tensor, wrap
+from .tensor import WRITES, Tensor, wrap
 
 SCALAR_ERROR = "grad can be implicitly created only for scalar outputs"
 NO_GRAD_ERROR = "element {} of tensors does not require grad and does not have a grad_fn"
@@ -52,6 +52,13 @@ def _seed(
     outputs: list[Tensor], grads: list, batch: int, create_graph: bool, fresh: bool = False
 ) -> list:
     """Check and default each output's incoming gradient (``gradient=`` of backward)."""
+    if not grads and not batch and len(outputs) == 1:  # loss.backward(): a seed of ones
+        only = outputs[0]
+        ones = only._array
+        if only._rg and ones.size == 1:  # (else the loop below raises)
+            one = np.empty(ones.shape, dtype=ones.dtype)  # (np.ones: a Python-level wrapper)
+            one.fill(1)
+            return [wrap(one) if create_graph else one]
     seeds = []
     for i, (out, g) in enumerate(zip(outputs, grads + [None] * len(outputs), strict=False)):
         if not out._rg:
@@ -130,6 +137,10 @@ def run_backward(
     enabled = STATE.enabled  # (not `with set_grad_enabled`: this runs on every pass)
     STATE.enabled = bool(create_graph)
     stored, pop = sink.stored, pending.pop
+    # The common step runs inline below (`_node_vjp`'s, without its call and its tuples):
+    # on arrays, nothing observing, for a plain node of one or two operands that is neither
+    # freed nor saw an in-place write since it was recorded. Any other goes through `step`.
+    inline = step is _node_vjp and not create_graph and on_node is None
     try:
         for node in order:
             g = pop(node, None)
@@ -141,14 +152,51 @@ def run_backward(
             if node_slot and id(node) in node_slot:
                 for i, k in node_slot[id(node)]:
                     sink.found[i] = g if node.outputs == 1 else g[k]
-            grads, raw = step(node, g, ns, create_graph, batch)
-            if on_node is not None:
-                on_node(node, g, grads, raw)
-            if on_node is not None or not plain and node.custom:  # an observer keeps every
-                _shared(stored, grads, None)  # array it saw; a custom backward may return its own
             arity = node.arity
+            grads: Any = None  # None: the one operand to send to is in child, gi, x
+            if inline and plain and arity and not node.freed and node.stamp == WRITES[0]:
+                op = node.op
+                if arity == 1:
+                    (gi,) = op.vjp(ns, g, node.out, node.a0, **node.params)
+                    child, x = node.n0, node.x0
+                    if gi is not None and child is not None:
+                        data = x._array  # (an input with a producer: a Tensor or stand-in)
+                        if batch or gi.shape != data.shape or gi.dtype != data.dtype:
+                            gi = _fitted(ns, gi, data, g, batch)
+                else:
+                    n0, n1 = node.n0, node.n1
+                    if op.needs_mask:
+                        wanted = (n0 is not None, n1 is not None)
+                        g0, g1 = op.vjp(
+                            ns, g, node.out, node.a0, node.a1, needs=wanted, **node.params
+                        )
+                    else:
+                        g0, g1 = op.vjp(ns, g, node.out, node.a0, node.a1, **node.params)
+                    if g0 is not None and n0 is not None:
+                        data = node.x0._array
+                        if batch or g0.shape != data.shape or g0.dtype != data.dtype:
+                            g0 = _fitted(ns, g0, data, g, batch)
+                    if g1 is not None and n1 is not None:
+                        data = node.x1._array
+                        if batch or g1.shape != data.shape or g1.dtype != data.dtype:
+                            g1 = _fitted(ns, g1, data, g, batch)
+                    if n1 is None:
+                        child, gi, x = n0, g0, node.x0
+                    elif n0 is None:
+                        child, gi, x = n1, g1, node.x1
+                    else:
+                        grads = (g0, g1)
+            else:
+                grads, raw = step(node, g, ns, create_graph, batch)
+                if on_node is not None:
+                    on_node(node, g, grads, raw)
+                if on_node is not None or not plain and node.custom:  # an observer keeps
+                    _shared(stored, grads, None)  # every array; a custom backward its own
+                arity = node.arity
             # One operand to send to (most nodes: one operand, or one tracked and a constant).
-            if arity == 1 or (arity == 2 and node.n1 is None):
+            if grads is None:
+                pass
+            elif arity == 1 or (arity == 2 and node.n1 is None):
                 child, gi, x = node.n0, grads[0], node.x0
             elif arity == 2 and node.n0 is None:
                 child, gi, x = node.n1, grads[1], node.x1

@@ -51,7 +51,9 @@ def broadcast_to(array: Any, shape: Any, subok: bool = False) -> Any:
     small result a fresh copy of the same values."""
     if type(array) is np.ndarray and type(shape) is tuple and math.prod(shape) < SMALL_BROADCAST:
         out = np.empty(shape, dtype=array.dtype)
-        np.copyto(out, array)  # (raises for shapes that do not broadcast, as broadcast_to)
+        # (raises for shapes that do not broadcast, as broadcast_to; not np.copyto, whose
+        # Python-level dispatch costs more than this copy)
+        out[...] = array
         return out
     return np.broadcast_to(array, shape, subok=subok)
 
@@ -149,11 +151,14 @@ def softplus(x: Array, beta: float = 1.0, threshold: float = 20.0) -> Array:
 def sum_to(x: Any, shape: tuple) -> Any:
     """Sum a broadcast result back down to ``shape`` (the inverse of broadcasting)."""
     shape = tuple(shape)
-    if x.shape == shape:
+    have = x.shape
+    if have == shape:
         return x
-    lead = x.ndim - len(shape)
-    inner = tuple([lead + i for i, n in enumerate(shape) if n == 1 and x.shape[lead + i] != 1])
+    lead = len(have) - len(shape)
     # (np.add.reduce: np.sum's own reduction, without its Python-level dispatch)
+    if lead == 1 and shape and have[1:] == shape:  # a bias's gradient: one axis summed
+        return np.add.reduce(x, axis=0)
+    inner = tuple([lead + i for i, n in enumerate(shape) if n == 1 and have[lead + i] != 1])
     if shape and not inner:  # only leading axes: the reduction gives the shape, same sums
         return np.add.reduce(x, axis=tuple(range(lead)))
     out = np.add.reduce(x, axis=tuple(range(lead)) + inner, keepdims=True)

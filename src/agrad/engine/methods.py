@@ -81,6 +81,9 @@ def _backward(
     inputs: Any = None,
 ) -> None:
     """Accumulate d(self)/d(leaf) into every leaf's ``.grad`` (PyTorch's backward)."""
+    if gradient is None and inputs is None and not create_graph:  # (the common call)
+        autograd.run_backward([self], [], retain_graph)
+        return
     autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
 
