@@ -67,6 +67,9 @@ def mul(a: Any, b: Any) -> Tensor:
 @public()
 def pow(a: Any, b: Any) -> Tensor:  # noqa: A001 - PyTorch's name
     """``a ** b``: a scalar exponent, a scalar base, or two tensors (three ops)."""
+    kind = type(b)
+    if (kind is int or kind is float) and type(a) is Tensor:  # (x ** 2: no ABC check)
+        return apply(OP["pow_scalar"], a, exponent=b)
     if isinstance(b, SCALAR):
         return apply(OP["pow_scalar"], first(a), exponent=b)
     if isinstance(a, SCALAR):

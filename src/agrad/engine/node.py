@@ -149,7 +149,9 @@ def node_class(name: str) -> type[Node]:
 def named(node: Node) -> Node:
     """Give a node of an op whose backward name depends on its inputs (sum with or without
     an axis, matmul by rank, indexing by kind) the class of that name."""
-    node.__class__ = node_class(node.op.grad_fn(node))
+    name = node.op.grad_fn(node)
+    cls = _CLASSES.get(name)  # (`node_class`'s lookup, without its call: on every such node)
+    node.__class__ = cls if cls is not None else node_class(name)
     return node
 
 

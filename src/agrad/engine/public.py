@@ -95,6 +95,14 @@ def _reduction(op: Op) -> Callable[..., Tensor]:
         keepdims: Any = None,
         dtype: Any = None,
     ) -> Tensor:
+        if (
+            type(x) is Tensor
+            and dim is None
+            and axis is None
+            and dtype is None
+            and (keepdim is None and keepdims is None)
+        ):  # x.sum(): everything reduced, without the argument rules' calls
+            return apply(op, x, axis=None, keepdims=False)
         x = first(x) if dtype is None else astype(x, dtype)
         return apply(op, x, axis=axis_of(dim, axis), keepdims=keep_of(keepdim, keepdims))
 

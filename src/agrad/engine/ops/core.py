@@ -282,8 +282,10 @@ def _record(op: Op, inputs: tuple, params: dict) -> Tensor:
         a0 = datas[0]
         if reads is not None and n0 is not None and 0 not in reads and a0.size >= SMALL:
             x0 = a0 = ShapeOnly(a0, x0._output_nr)
-        cls = op.node_class or Node
-        node: Node = _new(cls)
+        # Made a plain Node and given its named class last: the slots are then written on
+        # one class at every application (Python specialises those stores; on a different
+        # class per op they cost twice as much), and the class is set once.
+        node: Node = _new(Node)
         node.op, node.arity, node.x0, node.a0, node.n0 = op, arity, x0, a0, n0
         if arity == 2:
             a1 = datas[1]
@@ -294,16 +296,22 @@ def _record(op: Op, inputs: tuple, params: dict) -> Tensor:
         node.freed = False
         node.out = ShapeOnly(out) if not op.keeps_output and out.size >= SMALL else out
         node.stamp = WRITES[0]
-        if cls is Node:
+        cls = op.node_class
+        if cls is None:
             named(node)
+        else:
+            node.__class__ = cls
     else:
         many = _record_many(op, inputs, datas, params, out)
         if many is None:
             return _untracked(op, inputs[0] if inputs else None, out, params)
         node, source = many, inputs[0]
+    result = _new(Tensor)  # (`wrap`'s work, without its call)
+    producer: Any = node  # (Tensor declares grad_fn None until set)
+    result._array, result._rg, result.grad_fn = out, True, producer
     if op.view:
-        return _view(op, source, wrap(out, True, node), params)
-    return wrap(out, True, node)
+        return _view(op, source, result, params)
+    return result
 
 
 _new = object.__new__
