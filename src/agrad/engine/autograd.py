@@ -184,8 +184,26 @@ def run_backward(
                         child, gi, x = n0, g0, node.x0
                     elif n0 is None:
                         child, gi, x = n1, g1, node.x1
-                    else:
-                        grads = (g0, g1)
+                    else:  # both tracked (as `_shared`, then `_send` for each, inline)
+                        child = None
+                        if g0 is not None:
+                            if g0 is g or g0 is g1:
+                                stored.add(id(g0))
+                            if type(n0) is Tensor:
+                                sink.deliver(n0, g0)
+                            elif n0.outputs == 1:
+                                pending[n0] = pending[n0] + g0 if n0 in pending else g0
+                            else:
+                                _arrive(pending, n0, node.x0._output_nr, g0)
+                        if g1 is not None:
+                            if g1 is g:
+                                stored.add(id(g1))
+                            if type(n1) is Tensor:
+                                sink.deliver(n1, g1)
+                            elif n1.outputs == 1:
+                                pending[n1] = pending[n1] + g1 if n1 in pending else g1
+                            else:
+                                _arrive(pending, n1, node.x1._output_nr, g1)
             else:
                 grads, raw = step(node, g, ns, create_graph, batch)
                 if on_node is not None:
@@ -212,10 +230,12 @@ def run_backward(
             if child is not None and gi is not None:
                 if gi is g:  # passed on as it arrived: maybe held elsewhere too
                     stored.add(id(gi))
-                if type(child) is not Tensor and child.outputs == 1:
+                if type(child) is Tensor:  # a leaf
+                    sink.deliver(child, gi)
+                elif child.outputs == 1:
                     pending[child] = pending[child] + gi if child in pending else gi
                 else:
-                    _send(pending, sink, x, child, gi)
+                    _arrive(pending, child, x._output_nr, gi)
             if not retain_graph:  # free what it saved; a node that saved nothing stays usable
                 node.freed = True
                 if node.op.saves.anything:

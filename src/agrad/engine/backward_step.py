@@ -102,7 +102,7 @@ def _fitted(ns: Any, gi: Any, data: Any, g: Any, batch: int) -> Any:
     away (the first ``batch`` axes are rows), and a float32 input's gradient float32."""
     shape = g.shape[:batch] + data.shape if batch else data.shape
     if gi.shape != shape:
-        gi = _unbroadcast(ns, gi, shape, batch)
+        gi = _unbroadcast(ns, gi, shape, batch) if batch else ns.sum_to(gi, shape)
     if gi.dtype != data.dtype:  # a float32 input gets a float32 gradient, as in PyTorch
         gi = ns.astype(gi, data.dtype)
     return gi

@@ -44,11 +44,15 @@ def _matmul_vjp(ns, g, out, a, b, needs=(True, True)):
                 if a.ndim == 2
                 else ns.matmul(ns.swapaxes(a, -1, -2), g[..., :, None])[..., 0]
             )
-    else:
+    else:  # (an array's own swapaxes: the namespace's costs a call more, on every step)
         if needs[0]:
-            ga = ns.matmul(g, ns.swapaxes(b, -1, -2))
+            ga = ns.matmul(
+                g, b.swapaxes(-1, -2) if type(b) is np.ndarray else ns.swapaxes(b, -1, -2)
+            )
         if needs[1]:
-            gb = ns.matmul(ns.swapaxes(a, -1, -2), g)
+            gb = ns.matmul(
+                a.swapaxes(-1, -2) if type(a) is np.ndarray else ns.swapaxes(a, -1, -2), g
+            )
     return ga, gb
 
 
