@@ -240,7 +240,8 @@ def run_backward(
                 node.freed = True
                 if node.op.saves.anything:
                     node.out = None  # (an output its VJP does not read is a stand-in already)
-        sink.finish()
+        if sink.hooked:  # (leaves with hooks get their sums now)
+            sink.finish()
     finally:
         STATE.enabled = enabled
     if hooks is not None:
