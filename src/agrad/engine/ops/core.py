@@ -227,91 +227,96 @@ def register(*ops: Op) -> None:
 INTERCEPT: list[Callable[..., Tensor] | None] = [None]
 
 
-def apply(op: Op, *inputs: Any, **params: Any) -> Tensor:
-    """Run ``op`` forward on tensors (or raw constants) and record a node if needed."""
-    intercept = INTERCEPT[0]
-    if intercept is not None:
-        return intercept(op, inputs, params)
-    return _record(op, inputs, params)
+def _applier(intercepted: bool) -> Callable[..., Tensor]:
+    """`apply` (intercepted) or `record` (not): one body made twice, so that applying an op
+    costs one Python call rather than two (it runs for every op of every graph)."""
 
-
-def record(op: Op, *inputs: Any, **params: Any) -> Tensor:
-    """`apply`'s work without the intercept: the forward, and the node when a graph is
-    being recorded."""
-    return _record(op, inputs, params)
-
-
-def _record(op: Op, inputs: tuple, params: dict) -> Tensor:
-    arity = len(inputs)
-    datas: Any
-    if arity == 1:  # (no list comprehension for the common cases: it costs a frame)
-        x0 = inputs[0]
-        datas = (x0._array if isinstance(x0, Tensor) else x0,)
-    elif arity == 2:
-        x0, x1 = inputs
-        datas = (
-            x0._array if isinstance(x0, Tensor) else x0,
-            x1._array if isinstance(x1, Tensor) else x1,
-        )
-    else:
-        datas = [x._array if isinstance(x, Tensor) else x for x in inputs]
-    if LIMIT.elements is not None and op.grows:  # (the language sets a limit)
-        check_limit(op, datas, params)
-    if op.prepare is not None:  # parameters found from the operands
-        params = op.prepare(*datas, **params)
-    try:
-        out = op.forward(*datas, **params)
-    except (ValueError, IndexError, TypeError) as exc:
-        raise explain_failure(op, datas, params, exc) from None
-    except MemoryError:
-        raise limits.out_of_memory(op.name) from None
-    if type(out) is not np.ndarray:
-        out = np.asarray(out)
-    if not STATE.enabled or op.vjp is None:
-        return _untracked(op, inputs[0] if inputs else None, out, params)
-    if arity == 1 or arity == 2:  # (nearly every op): its operands in the node's own slots
-        n0 = (x0.grad_fn or x0) if isinstance(x0, Tensor) and x0._rg else None
-        if arity == 2:
-            n1 = (x1.grad_fn or x1) if isinstance(x1, Tensor) and x1._rg else None
-            if n0 is None and n1 is None:
-                return _untracked(op, x0, out, params)
-        elif n0 is None:
-            return _untracked(op, x0, out, params)
-        source = x0  # (before a stand-in replaces it: a view's base)
-        reads = op.read_inputs  # tracked inputs the VJP never reads: reached through n0/n1
-        a0 = datas[0]
-        if reads is not None and n0 is not None and 0 not in reads and a0.size >= SMALL:
-            x0 = a0 = ShapeOnly(a0, x0._output_nr)
-        # Made a plain Node and given its named class last: the slots are then written on
-        # one class at every application (Python specialises those stores; on a different
-        # class per op they cost twice as much), and the class is set once.
-        node: Node = _new(Node)
-        node.op, node.arity, node.x0, node.a0, node.n0 = op, arity, x0, a0, n0
-        if arity == 2:
-            a1 = datas[1]
-            if reads is not None and n1 is not None and 1 not in reads and a1.size >= SMALL:
-                x1 = a1 = ShapeOnly(a1, x1._output_nr)
-            node.x1, node.a1, node.n1 = x1, a1, n1
-        node.params = params
-        node.freed = False
-        node.out = ShapeOnly(out) if not op.keeps_output and out.size >= SMALL else out
-        node.stamp = WRITES[0]
-        cls = op.node_class
-        if cls is None:
-            named(node)
+    def run(op: Op, *inputs: Any, **params: Any) -> Tensor:
+        if intercepted:
+            intercept = INTERCEPT[0]
+            if intercept is not None:
+                return intercept(op, inputs, params)
+        arity = len(inputs)
+        datas: Any
+        if arity == 1:  # (no list comprehension for the common cases: it costs a frame)
+            x0 = inputs[0]
+            datas = (x0._array if isinstance(x0, Tensor) else x0,)
+        elif arity == 2:
+            x0, x1 = inputs
+            datas = (
+                x0._array if isinstance(x0, Tensor) else x0,
+                x1._array if isinstance(x1, Tensor) else x1,
+            )
         else:
-            node.__class__ = cls
-    else:
-        many = _record_many(op, inputs, datas, params, out)
-        if many is None:
+            datas = [x._array if isinstance(x, Tensor) else x for x in inputs]
+        if LIMIT.elements is not None and op.grows:  # (the language sets a limit)
+            check_limit(op, datas, params)
+        if op.prepare is not None:  # parameters found from the operands
+            params = op.prepare(*datas, **params)
+        try:
+            out = op.forward(*datas, **params)
+        except (ValueError, IndexError, TypeError) as exc:
+            raise explain_failure(op, datas, params, exc) from None
+        except MemoryError:
+            raise limits.out_of_memory(op.name) from None
+        if type(out) is not np.ndarray:
+            out = np.asarray(out)
+        if not STATE.enabled or op.vjp is None:
             return _untracked(op, inputs[0] if inputs else None, out, params)
-        node, source = many, inputs[0]
-    result = _new(Tensor)  # (`wrap`'s work, without its call)
-    producer: Any = node  # (Tensor declares grad_fn None until set)
-    result._array, result._rg, result.grad_fn = out, True, producer
-    if op.view:
-        return _view(op, source, result, params)
-    return result
+        if arity == 1 or arity == 2:  # (nearly every op): its operands in the node's own slots
+            n0 = (x0.grad_fn or x0) if isinstance(x0, Tensor) and x0._rg else None
+            if arity == 2:
+                n1 = (x1.grad_fn or x1) if isinstance(x1, Tensor) and x1._rg else None
+                if n0 is None and n1 is None:
+                    return _untracked(op, x0, out, params)
+            elif n0 is None:
+                return _untracked(op, x0, out, params)
+            source = x0  # (before a stand-in replaces it: a view's base)
+            reads = op.read_inputs  # tracked inputs the VJP never reads: reached through n0/n1
+            a0 = datas[0]
+            if reads is not None and n0 is not None and 0 not in reads and a0.size >= SMALL:
+                x0 = a0 = ShapeOnly(a0, x0._output_nr)
+            # Made a plain Node and given its named class last: the slots are then written on
+            # one class at every application (Python specialises those stores; on a different
+            # class per op they cost twice as much), and the class is set once.
+            node: Node = _new(Node)
+            node.op, node.arity, node.x0, node.a0, node.n0 = op, arity, x0, a0, n0
+            if arity == 2:
+                a1 = datas[1]
+                if reads is not None and n1 is not None and 1 not in reads and a1.size >= SMALL:
+                    x1 = a1 = ShapeOnly(a1, x1._output_nr)
+                node.x1, node.a1, node.n1 = x1, a1, n1
+            node.params = params
+            node.freed = False
+            node.out = ShapeOnly(out) if not op.keeps_output and out.size >= SMALL else out
+            node.stamp = WRITES[0]
+            cls = op.node_class
+            if cls is None:
+                named(node)
+            else:
+                node.__class__ = cls
+        else:
+            many = _record_many(op, inputs, datas, params, out)
+            if many is None:
+                return _untracked(op, inputs[0] if inputs else None, out, params)
+            node, source = many, inputs[0]
+        result = _new(Tensor)  # (`wrap`'s work, without its call)
+        producer: Any = node  # (Tensor declares grad_fn None until set)
+        result._array, result._rg, result.grad_fn = out, True, producer
+        if op.view:
+            return _view(op, source, result, params)
+        return result
+
+    return run
+
+
+apply = _applier(True)
+apply.__name__ = apply.__qualname__ = "apply"
+apply.__doc__ = "Run ``op`` forward on tensors (or raw constants) and record a node if needed."
+record = _applier(False)
+record.__name__ = record.__qualname__ = "record"
+record.__doc__ = """`apply`'s work without the intercept: the forward, and the node when a graph is
+being recorded."""
 
 
 _new = object.__new__
