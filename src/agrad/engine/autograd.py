@@ -157,7 +157,11 @@ def run_backward(
             if inline and plain and arity and not node.freed and node.stamp == WRITES[0]:
                 op = node.op
                 if arity == 1:
-                    (gi,) = op.vjp(ns, g, node.out, node.a0, **node.params)
+                    params = node.params  # (no keywords: a call without ** is cheaper)
+                    if params:
+                        (gi,) = op.vjp(ns, g, node.out, node.a0, **params)
+                    else:
+                        (gi,) = op.vjp(ns, g, node.out, node.a0)
                     child, x = node.n0, node.x0
                     if gi is not None and child is not None:
                         data = x._array  # (an input with a producer: a Tensor or stand-in)
@@ -170,8 +174,10 @@ def run_backward(
                         g0, g1 = op.vjp(
                             ns, g, node.out, node.a0, node.a1, needs=wanted, **node.params
                         )
-                    else:
+                    elif node.params:
                         g0, g1 = op.vjp(ns, g, node.out, node.a0, node.a1, **node.params)
+                    else:
+                        g0, g1 = op.vjp(ns, g, node.out, node.a0, node.a1)
                     if g0 is not None and n0 is not None:
                         data = node.x0._array
                         if batch or g0.shape != data.shape or g0.dtype != data.dtype:
