@@ -140,17 +140,13 @@ class Replay:
         """The replay at one point (every variable given), flat."""
         return np.concatenate([np.asarray(t(*arrays), np.float64).reshape(-1) for t in self.tapes])
 
-    def cross_check(self, steps: list, at_base: np.ndarray, at_first: np.ndarray) -> bool:
+    def cross_check(self, steps: list, at_base: np.ndarray, at_points: list) -> bool:
         """The replay agrees with real calls at the base and at the base moved by each of
-        ``steps`` both ways (the real values at the base and at the first point given:
-        the two recordings)."""
+        ``steps`` both ways (``at_points``: the real values there, in `moved`'s order)."""
         if not agree(at_base, self.at(self.bases)):
             return False
-        for count, point in enumerate(moved(self.bases, steps)):
-            values = at_first if count == 0 else self.real(point)
-            if not agree(values, self.at(point)):
-                return False
-        return True
+        points = moved(self.bases, steps)
+        return all(agree(v, self.at(p)) for v, p in zip(at_points, points, strict=True))
 
     def batch(self, k: int, complex_: bool = False) -> Callable[[np.ndarray], np.ndarray]:
         """Points (B, *shape) of variable k, the others at their base -> (B, m)."""
