@@ -11,9 +11,11 @@ them is its replay; one with them is run for real where the replay could be wron
   (2 runs an element: any boundary the ladder's points along it cross is crossed there),
   and the elements where a run and the replay differ are evaluated by running the program
   at every point, the others by the replay;
-- beyond that, every element is moved at once (random signs, then a Gaussian direction,
-  each both ways), a few ladder points are sampled and the worst element's points run;
-  on any difference the whole variable is evaluated by running the program.
+- beyond that, every element is moved at once (random signs, then Gaussian directions,
+  each both ways); the fixed values where the program makes them (`fixed_slots`: the
+  mask itself, which no later sum can cancel) and the outputs must be those of the
+  replay there; then a few ladder points are sampled and the worst element's points
+  run; on any difference the whole variable is evaluated by running the program.
 """
 
 from __future__ import annotations

@@ -6,11 +6,14 @@ its recording proves that the graph is the function; then the numeric side repla
 graph batched (`engine.replay.Tape`, as `agrad check` does for programs). The proof:
 
 1. the recorded call moved no escape counter (`engine.escapes`: ``item``, ``numpy``,
-   ``detach``, ``bool``, ``.data``, random draws, ...) and switched grad mode off
-   nowhere (a ``no_grad`` block inside): a gradient lost there would be lost by a replay;
+   ``detach``, ``bool``, ``.data``, random draws, and any value read to make what the
+   graph does not record: a comparison's mask, argmax's or sort's indices, an integer
+   cast) and switched grad mode off nowhere (a ``no_grad`` block inside): a gradient
+   lost there would be lost by a replay, and a mask held fixed hides its jumps (two of
+   opposite weight cancel in every value a probe sees);
 2. every node is an op of the table (a custom Function's node is the user's own code,
    never replayed);
-3. a second recording at a perturbed point gives the same tape, ops, parameters and
+3. recordings at four perturbed points give the same tape, ops, parameters and
    constants bit for bit: no constant depends on the inputs (an inner ``autograd.grad``,
    a deep copy, private state, a value read through a private attribute).
 
