@@ -58,9 +58,9 @@ def _executor() -> Executor:
 @pytest.mark.parametrize("op", sorted(ir.BINARY_OPS))
 def test_binary_steps_agree_with_the_general_rules(op):
     operands = _operands()
-    (step,) = compile_steps((ir.Instr(ir.BINARY, 1, 1, 2, op=op, args=(0, 1)),))
+    ((step,), (args,)) = compile_steps((ir.Instr(ir.BINARY, 1, 1, 2, op=op, args=(0, 1)),))
     for (na, a), (nb, b) in itertools.product(operands.items(), repeat=2):
-        fast = _outcome(lambda a=a, b=b: step([a, b], {}, _executor()))
+        fast = _outcome(lambda a=a, b=b: step([a, b], {}, _executor(), args))
         general = _outcome(lambda a=a, b=b: _executor().binary(op, a, b))
         assert fast == general, f"{na} {op} {nb}"
 
@@ -74,10 +74,14 @@ def test_name_and_const_steps():
         )
     )
     x = wrap(np.array(2.0))
-    assert steps[0]([], {"x": x}, None) is x
-    assert steps[1]([], {}, None) == np.pi
-    assert steps[1]([], {"pi": x}, None) is x  # an assigned name shadows the constant
-    assert steps[2]([], {}, None) == 1.5
+
+    def run(i: int, env: dict) -> object:
+        return steps.functions[i]([], env, None, steps.operands[i])
+
+    assert run(0, {"x": x}) is x
+    assert run(1, {}) == np.pi
+    assert run(1, {"pi": x}) is x  # an assigned name shadows the constant
+    assert run(2, {}) == 1.5
 
 
 CALLS = [
