@@ -59,6 +59,7 @@ def compile_steps(instrs: tuple[ir.Instr, ...]) -> Steps:
     operands: list[Any] = []
     function, operand = functions.append, operands.append
     binary = BINARY_STEPS
+    checked: dict[tuple, Any] = {}  # calls checked so far, by what their check depends on
     for instr in instrs:  # (a loop, not a helper per instruction: programs are long)
         kind = instr.kind
         if kind == ir.BINARY:
@@ -72,7 +73,7 @@ def compile_steps(instrs: tuple[ir.Instr, ...]) -> Steps:
             operand(instr.value)
         elif kind == ir.CALL:
             function(call)
-            operand(CallStep(instr))
+            operand(CallStep(instr, checked))
         else:
             function(general)
             operand(instr)
@@ -122,7 +123,10 @@ def call(slots: list, env: dict, executor: Executor, step: CallStep) -> Any:
     direct = step.direct
     instr = step.instr
     if direct is None:
-        return executor.call(instr, [slots[j] for j in instr.args], slots, step)
+        direct = step.shared.get(step.key)  # the same call written before: checked already
+        if direct is None:
+            return executor.call(instr, [slots[j] for j in instr.args], slots, step)
+        step.direct = direct
     impl, converters, fn = direct
     name = fn.name
     if len(converters) == 1:  # (the commonest call, one operand: no comprehension's frame)
@@ -149,14 +153,19 @@ class CallStep:
     """A call (the operand of its step, `call`): checked against its function's signature
     the first time it runs (by `Executor.call`, which raises what is wrong with it where it
     stands in the program); after that, a call of positional arguments only converts and
-    calls directly."""
+    calls directly. What the check finds depends only on the function's name, whether it
+    is a method call and how many positional arguments it has (when it has no keywords),
+    so a call of the same function written again (a long sum of sin(...) terms) is
+    checked once: ``shared`` holds the direct form of each such call checked so far."""
 
-    __slots__ = ("instr", "direct")
+    __slots__ = ("instr", "direct", "shared", "key")
 
-    def __init__(self, instr: ir.Instr) -> None:
+    def __init__(self, instr: ir.Instr, shared: dict[tuple, Any]) -> None:
         self.instr = instr
         # (implementation, [(convert, param name)], function name), once checked
         self.direct: tuple[Callable[..., Any], list, Any] | None = None
+        self.shared = shared
+        self.key = None if instr.kwargs else (instr.name, instr.op, len(instr.args))
 
     def checked(self, fn: Any) -> None:
         """Called by `Executor.call` once the call passed its checks: a call of positional
@@ -166,3 +175,5 @@ class CallStep:
         if self.instr.kwargs or fn.variadic is not None or nargs > len(fn.params):
             return
         self.direct = (fn.impl, [(p.convert, p.name) for p in fn.params[:nargs]], fn)
+        if self.key is not None:
+            self.shared[self.key] = self.direct
