@@ -130,6 +130,7 @@ def run_backward(
     enabled = STATE.enabled  # (not `with set_grad_enabled`: this runs on every pass)
     STATE.enabled = bool(create_graph)
     stored, pop = sink.stored, pending.pop
+    track = not capture  # which arrays a leaf's .grad may take as its own: backward() only
     try:
         for node in order:
             g = pop(node, None)
@@ -144,8 +145,8 @@ def run_backward(
             grads, raw = step(node, g, ns, create_graph, batch)
             if on_node is not None:
                 on_node(node, g, grads, raw)
-            if on_node is not None or not plain and node.custom:  # an observer keeps every
-                _shared(stored, grads, None)  # array it saw; a custom backward may return its own
+            if track and (on_node is not None or not plain and node.custom):  # an observer
+                _shared(stored, grads, None)  # keeps every array; a custom backward its own
             arity = node.arity
             # One operand to send to (most nodes: one operand, or one tracked and a constant).
             if arity == 1 or (arity == 2 and node.n1 is None):
@@ -154,15 +155,21 @@ def run_backward(
                 child, gi, x = node.n1, grads[1], node.x1
             else:
                 child = None
-                _shared(stored, grads, g)
-                edges = zip((node.x0, node.x1), (node.n0, node.n1), grads, strict=True) if (
-                    arity == 2
-                ) else zip(node.x0, node.n0, grads, strict=True)  # fmt: skip
+                if track:
+                    _shared(stored, grads, g)
+                if arity == 2:  # (two producers, as each `+` of a long sum: no zip, no _send)
+                    edges = ((node.x0, node.n0, grads[0]), (node.x1, node.n1, grads[1]))
+                else:
+                    edges = zip(node.x0, node.n0, grads, strict=True)  # type: ignore[assignment]
                 for x, child_i, gi in edges:
-                    if child_i is not None and gi is not None:
+                    if child_i is None or gi is None:
+                        continue
+                    if type(child_i) is not Tensor and child_i.outputs == 1:
+                        pending[child_i] = pending[child_i] + gi if child_i in pending else gi
+                    else:
                         _send(pending, sink, x, child_i, gi)
             if child is not None and gi is not None:
-                if gi is g:  # passed on as it arrived: maybe held elsewhere too
+                if track and gi is g:  # passed on as it arrived: maybe held elsewhere too
                     stored.add(id(gi))
                 if type(child) is not Tensor and child.outputs == 1:
                     pending[child] = pending[child] + gi if child in pending else gi
