@@ -56,8 +56,11 @@ RIGHT = {
         True,
     ),  # fmt: skip
     "vector": (lambda T: lambda x: T.exp(x) * x[0], True),
-    "where": (lambda T: lambda x: T.where(x > 0, x * x, T.tanh(x)).sum(), True),
-    "max_dim": (lambda T: lambda x: x.reshape(2, 2).max(dim=1).values.sum() * x.sum(), True),
+    # A mask or indices read from the values are constants of the recording (a replay
+    # cannot see the jumps they make: tests/test_gradcheck_derived_values.py): called.
+    "where": (lambda T: lambda x: T.where(x > 0, x * x, T.tanh(x)).sum(), False),
+    "max_dim": (lambda T: lambda x: x.reshape(2, 2).max(dim=1).values.sum() * x.sum(), False),
+    "relu": (lambda T: lambda x: (T.relu(x) * x).sum(), True),  # a kink the replay recomputes
     "in_place": (lambda T: _in_place, True),
     "branch_far": (lambda T: lambda x: (x**2).sum() if x.sum() > 0 else (x**3).sum(), False),
     "printed": (lambda T: _printed, False),
@@ -238,9 +241,9 @@ SAME_VERDICTS = {
     "float32": (lambda x: (agrad.tanh(x) * x).sum(), X, np.float32),
     "float32_vector": (lambda x: agrad.exp(x) * x.sum(), X, np.float32),
     "pole_near": (lambda x: (1 / (x - 2.0 + 1e-7)).sum(), [1.0, 2.0], np.float64),
-    # kinks a replay would hide (a comparison's mask is a constant of the tape): the
-    # cross-check's perturbed points cross them, so the calls decide; max's forward is
-    # re-run (np.amax), so a near tie is replayed
+    # kinks a replay would hide (a comparison's mask, max's indices are constants of the
+    # tape, read from the values): the calls decide; amax's forward is re-run (np.amax),
+    # so a near tie is replayed
     "mask_near": (lambda x: (x * (x > 0)).sum(), [1e-9, 1.0, -2.0], np.float64),
     "where_near": (lambda x: agrad.where(x > 0, x, 0.5 * x).sum(), [1e-9, 1.0], np.float64),
     "max_tie_near": (
@@ -248,10 +251,15 @@ SAME_VERDICTS = {
         [1.0, 1.0 + 1e-9, 0.5, -0.5],
         np.float64,
     ),  # fmt: skip
+    "amax_tie_near": (
+        lambda x: x.reshape(2, 2).amax(dim=1).sum(),
+        [1.0, 1.0 + 1e-9, 0.5, -0.5],
+        np.float64,
+    ),  # fmt: skip
 }
 
 
-CALLED = {"jump_near", "mask_near", "where_near"}  # replays refused
+CALLED = {"jump_near", "mask_near", "where_near", "max_tie_near"}  # replays refused
 
 
 @pytest.mark.parametrize("fast", [False, True])
@@ -355,6 +363,26 @@ ESCAPING = {
     "randn": lambda x: agrad.randn(3),
     "randint": lambda x: agrad.randint(0, 3, (2,)),
     "dropout": lambda x: agrad.nn.functional.dropout(x, 0.5, training=True),
+    # values read to make what the graph does not record (masks, indices, integers)
+    "comparisons": lambda x: agrad.where(x > 0, x, -x) + (x >= 0).sum(),
+    "argmax": lambda x: x.argmax(),
+    "max_dim": lambda x: x.reshape(2, 2).max(dim=1).values,
+    "sort": lambda x: x.sort().values,
+    "argsort": lambda x: x.argsort(),
+    "topk": lambda x: x.topk(2).values,
+    "kthvalue": lambda x: x.kthvalue(2).values,
+    "median": lambda x: x.median(),
+    "quantile": lambda x: agrad.quantile(x, 0.5),
+    "cummax": lambda x: x.cummax(0).values,
+    "nonzero": lambda x: (x * 1).nonzero(),
+    "long": lambda x: x.long(),
+    "isnan": lambda x: x.isnan(),
+    "isclose": lambda x: agrad.isclose(x, x * 1),
+    "signbit": lambda x: x.signbit(),
+    "fmax": lambda x: agrad.fmax(x, x * 0.5),
+    "searchsorted": lambda x: agrad.searchsorted(agrad.tensor([0.0, 1.0]), x),
+    "unique": lambda x: agrad.unique(x),
+    "count_nonzero": lambda x: agrad.count_nonzero(x),
 }
 
 STAYING = {
@@ -362,7 +390,6 @@ STAYING = {
     "reductions": lambda x: x.sum() + x.mean() + x.max() + x.std(),
     "indexing": lambda x: x[1:] * x[0] + x[[0, 1]].sum(),
     "shapes": lambda x: x.reshape(2, 2).T @ x.reshape(2, 2),
-    "comparisons": lambda x: agrad.where(x > 0, x, -x) + (x >= 0).sum(),
     "in_place": lambda x: (x * 1).mul_(2).add_(x),
     "nn": lambda x: agrad.nn.functional.softmax(x, dim=0) + agrad.relu(x),
 }

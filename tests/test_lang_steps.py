@@ -58,9 +58,9 @@ def _executor() -> Executor:
 @pytest.mark.parametrize("op", sorted(ir.BINARY_OPS))
 def test_binary_steps_agree_with_the_general_rules(op):
     operands = _operands()
-    (step,) = compile_steps((ir.Instr(ir.BINARY, 1, 1, 2, op=op, args=(0, 1)),))
+    ((step,), (args,)) = compile_steps((ir.Instr(ir.BINARY, 1, 1, 2, op=op, args=(0, 1)),))
     for (na, a), (nb, b) in itertools.product(operands.items(), repeat=2):
-        fast = _outcome(lambda a=a, b=b: step([a, b], {}, _executor()))
+        fast = _outcome(lambda a=a, b=b: step([a, b], {}, _executor(), args))
         general = _outcome(lambda a=a, b=b: _executor().binary(op, a, b))
         assert fast == general, f"{na} {op} {nb}"
 
@@ -74,10 +74,14 @@ def test_name_and_const_steps():
         )
     )
     x = wrap(np.array(2.0))
-    assert steps[0]([], {"x": x}, None) is x
-    assert steps[1]([], {}, None) == np.pi
-    assert steps[1]([], {"pi": x}, None) is x  # an assigned name shadows the constant
-    assert steps[2]([], {}, None) == 1.5
+
+    def run(i: int, env: dict) -> object:
+        return steps.functions[i]([], env, None, steps.operands[i])
+
+    assert run(0, {"x": x}) is x
+    assert run(1, {}) == np.pi
+    assert run(1, {"pi": x}) is x  # an assigned name shadows the constant
+    assert run(2, {}) == 1.5
 
 
 CALLS = [
@@ -115,3 +119,31 @@ def test_a_call_run_again_differentiates_as_a_first_run():
             run.output.backward()
             grads.append(run.wrt["x"].grad.numpy())
         np.testing.assert_array_equal(grads[0], grads[1])
+
+
+SAME_FUNCTION_AGAIN = [
+    # (program, what the second call's check finds): checked once per function name,
+    # method or not, and number of positional arguments; any other call is checked anew
+    ("sin(x) + sin(x*2)", None),
+    ("sin(x) + sin(x, 2)", "line 1, column 10: sin() takes at most 1 argument(s), got 2"),
+    ("sum(x) + x.sum() + x.sum(0)", None),
+    ("sum(x) + sum(eye(2)) + sum(x.eye())", "'.eye()' cannot be a method"),
+    ("mean(x) + mean(x, axis=0) + mean(x, dim=0, axis=0)", "got both 'dim' and 'axis'"),
+]
+
+
+@pytest.mark.parametrize("program,error", SAME_FUNCTION_AGAIN)
+def test_a_function_called_again_is_checked_as_a_first_call(program, error):
+    """The check a call passed is reused by the calls of the same function written later in
+    the program; what a call gives, or the error it raises, is what it gives when it is the
+    program's only call (its own program, run on its own)."""
+    compiled = Program.compile(program)
+    if error is None:
+        run = compiled.run({"x": [0.5, 2.0]}, ["x"])
+        alone = []
+        for part in program.split(" + "):  # each term in a program of its own
+            alone.append(Program.compile(part).run({"x": [0.5, 2.0]}, ["x"]).output)
+        np.testing.assert_array_equal(run.output._array, sum(t._array for t in alone))
+    else:
+        with pytest.raises(AgradError, match=error.replace("(", r"\(").replace(")", r"\)")):
+            compiled.run({"x": [0.5, 2.0]}, ["x"])

@@ -196,20 +196,28 @@ class AgradCallableTarget:
                 args[i] = wrap(np.array(a, dtype=np.float64), True)
             return _flat(self._call(tuple(args), record=True))
 
+        # The tape must be the same (constants, parameters, masks, chosen positions, bit
+        # for bit) at every perturbed point, both ways along each direction: moving every
+        # coordinate at once by exactly the ladder's first step, one of the two points
+        # crosses any boundary a coordinate's ladder would cross, and a mask or an index
+        # that changes there changes the tape, whatever the values do (two jumps of
+        # opposite weight cancel in the values of a point that crosses both).
         steps = directions(bases, np.random.default_rng(20261201))
-        point = moved(bases, steps)[0]
-        args = list(wide)
-        for i, a in zip(self.positions, point, strict=True):
-            args[i] = wrap(a.copy(), True)
-        with escapes() as escaped:
-            again = self._call(tuple(args), record=True)
-        if escaped() or len(again) != len(outputs):
-            return None
-        others = [args[i] for i in self.positions]
-        if not all(same_tape(Tape(o, others), t) for o, t in zip(again, tapes, strict=True)):
-            return None
+        at_points = []
+        for point in moved(bases, steps):
+            args = list(wide)
+            for i, a in zip(self.positions, point, strict=True):
+                args[i] = wrap(a.copy(), True)
+            with escapes() as escaped:
+                again = self._call(tuple(args), record=True)
+            if escaped() or len(again) != len(outputs):
+                return None
+            others = [args[i] for i in self.positions]
+            if not all(same_tape(Tape(o, others), t) for o, t in zip(again, tapes, strict=True)):
+                return None
+            at_points.append(_flat(again))
         replay = Replay(tapes, bases, real)
-        return replay if replay.cross_check(steps, _flat(outputs), _flat(again)) else None
+        return replay if replay.cross_check(steps, _flat(outputs), at_points) else None
 
     def claim(self, name: str, wide: bool = False) -> np.ndarray:
         if wide not in self._claims:

@@ -20,7 +20,7 @@ from ..engine.tensor import wrap
 from ..errors import AgradError, AgradValueError
 from .checker import check_target, judge_claim
 from .options import CheckOptions
-from .program_runs import backed, fixed_by_value
+from .program_runs import backed, fixed_by_value, fixed_slots, fixed_values
 from .report import CheckReport, ExpectReport
 from .targets import Variable, tape_batch
 
@@ -69,7 +69,7 @@ class ProgramTarget:
             return Variable(base, replay, exact)
         if not fixed_by_value(self.session.program, tape):
             return Variable(base, replay, exact)  # the program is its replay
-        return backed(base, replay, exact, real_at)
+        return backed(base, replay, exact, real_at, self._fixed(name))
 
     def _runs(self, name: str) -> Any:
         """real_at(point): the program run in float64 with ``name`` at ``point``, flat;
@@ -85,6 +85,20 @@ class ProgramTarget:
             return np.asarray(run.output._array, np.float64).reshape(-1)
 
         return real_at
+
+    def _fixed(self, name: str) -> Any:
+        """fixed_at(point): the values the replay holds fixed, where a float64 run of the
+        program with ``name`` at ``point`` makes them (`program_runs.fixed_slots`)."""
+        slots = fixed_slots(self.session.program)
+        wide = dataclasses.replace(self.session, dtype=np.dtype(np.float64))
+        prepared = wide.prepare([name])
+        shape = self.tensors[name].shape
+
+        def fixed_at(point: np.ndarray) -> list[np.ndarray]:
+            run = prepared.run({name: np.asarray(point, np.float64).reshape(shape)})
+            return fixed_values(run, slots)
+
+        return fixed_at
 
     def claim(self, name: str, wide: bool = False) -> np.ndarray | None:
         if wide not in self._claims:

@@ -11,9 +11,11 @@ them is its replay; one with them is run for real where the replay could be wron
   (2 runs an element: any boundary the ladder's points along it cross is crossed there),
   and the elements where a run and the replay differ are evaluated by running the program
   at every point, the others by the replay;
-- beyond that, every element is moved at once (random signs, then a Gaussian direction,
-  each both ways), a few ladder points are sampled and the worst element's points run;
-  on any difference the whole variable is evaluated by running the program.
+- beyond that, every element is moved at once (random signs, then Gaussian directions,
+  each both ways); the fixed values where the program makes them (`fixed_slots`: the
+  mask itself, which no later sum can cancel) and the outputs must be those of the
+  replay there; then a few ladder points are sampled and the worst element's points
+  run; on any difference the whole variable is evaluated by running the program.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from .targets import Batch, Variable, pointwise
 COMPARISONS = frozenset({"<", "<=", ">", ">=", "==", "!="})
 BY_VALUE = frozenset({"one_hot", "cross_entropy"})  # integer inputs read as positions
 PER_ELEMENT = 4096  # elements checked one by one (two runs of the program each)
+PROBES = 4  # beyond: directions (random signs, then Gaussian), each both ways
 BLOCK = 2**20  # point elements per replayed block while they are
 
 
@@ -41,15 +44,39 @@ def fixed_by_value(program: Any, tape: Any) -> str:
         return "compares values"
     if any(i.kind == "CALL" and i.name in BY_VALUE for i in instrs):
         return "reads values as positions"
+    if _computed_index_slots(instrs):
+        return "indexes by a computed value"
+    if any(op.prepare is not None for op, _, _ in tape.steps):
+        return "selects elements by value (max, pooling)"
+    return ""
+
+
+def fixed_slots(program: Any) -> list[int]:
+    """The instructions whose values the replay holds fixed, where the program makes them
+    (so no later reduction can hide a change: two flipped mask elements of opposite weight
+    cancel in a sum, never in the mask): comparisons, computed index values, and the
+    arguments one_hot and cross_entropy read as positions."""
+    instrs = program.parsed.instrs
+    slots = [k for k, i in enumerate(instrs) if i.kind == "BINARY" and i.op in COMPARISONS]
+    slots += [a for i in instrs if i.kind == "CALL" and i.name in BY_VALUE for a in i.args]
+    return sorted(set(slots + _computed_index_slots(instrs)))
+
+
+def fixed_values(run: Any, slots: list[int]) -> list[np.ndarray]:
+    """The values of those instructions in a run of the program; the positions read by
+    value are those of integer or boolean type (one_hot's and cross_entropy's inputs)."""
+    values = [np.asarray(getattr(run.slots[k], "_array", run.slots[k])) for k in slots]
+    return [v for v in values if v.dtype.kind in "biu"]
+
+
+def _computed_index_slots(instrs: Any) -> list[int]:
+    found = []
     for i in instrs:
         if i.kind in ("INDEX", "STORE_INDEX"):
             slots = [s for item in i.items for s in (item if isinstance(item, tuple) else (item,))
                      if isinstance(s, int)]  # fmt: skip
-            if any(instrs[s].kind != "CONST" for s in slots):
-                return "indexes by a computed value"
-    if any(op.prepare is not None for op, _, _ in tape.steps):
-        return "selects elements by value (max, pooling)"
-    return ""
+            found += [s for s in slots if instrs[s].kind != "CONST"]
+    return found
 
 
 def backed(
@@ -57,8 +84,10 @@ def backed(
     replay: Batch,
     exact: Batch | None,
     real_at: Callable[[np.ndarray], np.ndarray],
+    fixed_at: Callable[[np.ndarray], list[np.ndarray]] | None = None,
 ) -> Variable:
-    """The variable for a program whose replay holds values fixed (see the module)."""
+    """The variable for a program whose replay holds values fixed (see the module);
+    ``fixed_at(point)``: those values where the program makes them, in a run at ``point``."""
     called = Variable(base, pointwise(real_at))
     try:
         if base.size <= PER_ELEMENT:
@@ -67,7 +96,12 @@ def backed(
                 return Variable(base, replay, exact)
             return Variable(base, _hybrid(base, replay, real_at, affected))
         rng = np.random.default_rng(0)
-        points = [base] + [p[0] for p in moved([base], directions([base], rng))]
+        points = [base] + [p[0] for p in moved([base], directions([base], rng, PROBES))]
+        if fixed_at is not None:  # a boundary crossed at a probe changes a fixed value
+            at_base = fixed_at(base)
+            for p in points[1:]:
+                if not all(np.array_equal(a, b) for a, b in zip(fixed_at(p), at_base, strict=True)):
+                    return called
         if not all(agree(real_at(p), replay(p[None])[0]) for p in points):
             return called
     except AgradError:

@@ -6,11 +6,14 @@ its recording proves that the graph is the function; then the numeric side repla
 graph batched (`engine.replay.Tape`, as `agrad check` does for programs). The proof:
 
 1. the recorded call moved no escape counter (`engine.escapes`: ``item``, ``numpy``,
-   ``detach``, ``bool``, ``.data``, random draws, ...) and switched grad mode off
-   nowhere (a ``no_grad`` block inside): a gradient lost there would be lost by a replay;
+   ``detach``, ``bool``, ``.data``, random draws, and any value read to make what the
+   graph does not record: a comparison's mask, argmax's or sort's indices, an integer
+   cast) and switched grad mode off nowhere (a ``no_grad`` block inside): a gradient
+   lost there would be lost by a replay, and a mask held fixed hides its jumps (two of
+   opposite weight cancel in every value a probe sees);
 2. every node is an op of the table (a custom Function's node is the user's own code,
    never replayed);
-3. a second recording at a perturbed point gives the same tape, ops, parameters and
+3. recordings at four perturbed points give the same tape, ops, parameters and
    constants bit for bit: no constant depends on the inputs (an inner ``autograd.grad``,
    a deep copy, private state, a value read through a private attribute).
 
@@ -140,17 +143,13 @@ class Replay:
         """The replay at one point (every variable given), flat."""
         return np.concatenate([np.asarray(t(*arrays), np.float64).reshape(-1) for t in self.tapes])
 
-    def cross_check(self, steps: list, at_base: np.ndarray, at_first: np.ndarray) -> bool:
+    def cross_check(self, steps: list, at_base: np.ndarray, at_points: list) -> bool:
         """The replay agrees with real calls at the base and at the base moved by each of
-        ``steps`` both ways (the real values at the base and at the first point given:
-        the two recordings)."""
+        ``steps`` both ways (``at_points``: the real values there, in `moved`'s order)."""
         if not agree(at_base, self.at(self.bases)):
             return False
-        for count, point in enumerate(moved(self.bases, steps)):
-            values = at_first if count == 0 else self.real(point)
-            if not agree(values, self.at(point)):
-                return False
-        return True
+        points = moved(self.bases, steps)
+        return all(agree(v, self.at(p)) for v, p in zip(at_points, points, strict=True))
 
     def batch(self, k: int, complex_: bool = False) -> Callable[[np.ndarray], np.ndarray]:
         """Points (B, *shape) of variable k, the others at their base -> (B, m)."""

@@ -13,6 +13,7 @@ import numpy as np
 
 from ..errors import AgradValueError
 from .dtypes import get_default_dtype, to_dtype
+from .escapes import read_values
 from .ops.core import TABLE, apply
 from .tensor import Tensor, to_data, wrap
 
@@ -43,7 +44,8 @@ def astype(x: Any, dtype: Any) -> Tensor:
     x, dtype = first(x), to_dtype(dtype)
     if x.dtype == dtype:
         return x
-    if dtype.kind not in "fc":
+    if dtype.kind not in "fc":  # (a value read: a replay would hold it fixed)
+        read_values(x)
         return wrap(x._array.astype(dtype))
     return apply(TABLE["astype"], x, dtype=dtype)
 

@@ -147,6 +147,7 @@ def run_backward(
     # on arrays, nothing observing, for a plain node of one or two operands that is neither
     # freed nor saw an in-place write since it was recorded. Any other goes through `step`.
     inline = step is _node_vjp and not create_graph and on_node is None
+    track = not capture  # which arrays a leaf's .grad may take as its own: backward() only
     try:
         for node in order:
             g = pop(node, None)
@@ -199,7 +200,7 @@ def run_backward(
                     else:  # both tracked (as `_shared`, then `_send` for each, inline)
                         child = None
                         if g0 is not None:
-                            if g0 is g or g0 is g1:
+                            if track and (g0 is g or g0 is g1):
                                 stored.add(id(g0))
                             if type(n0) is Tensor:
                                 sink.deliver(n0, g0)
@@ -208,7 +209,7 @@ def run_backward(
                             else:
                                 _arrive(pending, n0, node.x0._output_nr, g0)
                         if g1 is not None:
-                            if g1 is g:
+                            if track and g1 is g:
                                 stored.add(id(g1))
                             if type(n1) is Tensor:
                                 sink.deliver(n1, g1)
@@ -220,8 +221,9 @@ def run_backward(
                 grads, raw = step(node, g, ns, create_graph, batch)
                 if on_node is not None:
                     on_node(node, g, grads, raw)
-                if on_node is not None or not plain and node.custom:  # an observer keeps
-                    _shared(stored, grads, None)  # every array; a custom backward its own
+                if track and (on_node is not None or not plain and node.custom):  # an
+                    _shared(stored, grads, None)  # observer keeps every array; a custom
+                    # backward its own
                 arity = node.arity
             # One operand to send to (most nodes: one operand, or one tracked and a constant).
             if grads is None:
@@ -232,15 +234,21 @@ def run_backward(
                 child, gi, x = node.n1, grads[1], node.x1
             else:
                 child = None
-                _shared(stored, grads, g)
-                edges = zip((node.x0, node.x1), (node.n0, node.n1), grads, strict=True) if (
-                    arity == 2
-                ) else zip(node.x0, node.n0, grads, strict=True)  # fmt: skip
+                if track:
+                    _shared(stored, grads, g)
+                if arity == 2:  # (two producers, as each `+` of a long sum: no zip, no _send)
+                    edges = ((node.x0, node.n0, grads[0]), (node.x1, node.n1, grads[1]))
+                else:
+                    edges = zip(node.x0, node.n0, grads, strict=True)  # type: ignore[assignment]
                 for x, child_i, gi in edges:
-                    if child_i is not None and gi is not None:
+                    if child_i is None or gi is None:
+                        continue
+                    if type(child_i) is not Tensor and child_i.outputs == 1:
+                        pending[child_i] = pending[child_i] + gi if child_i in pending else gi
+                    else:
                         _send(pending, sink, x, child_i, gi)
             if child is not None and gi is not None:
-                if gi is g:  # passed on as it arrived: maybe held elsewhere too
+                if track and gi is g:  # passed on as it arrived: maybe held elsewhere too
                     stored.add(id(gi))
                 if type(child) is Tensor:  # a leaf
                     sink.deliver(child, gi)

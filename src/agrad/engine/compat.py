@@ -14,6 +14,7 @@ import numpy as np
 from . import creation
 from .args import as_tensor
 from .dtypes import DTYPES
+from .escapes import read_values
 from .grad_attr import grad_dtype
 from .grad_mode import STATE, no_grad
 from .graph_hooks import FEATURES, refresh
@@ -97,6 +98,7 @@ def isclose(a: Any, b: Any, rtol: float = 1e-05, atol: float = 1e-08,
     x, y = as_tensor(a), as_tensor(b)
     if x.dtype != y.dtype:
         raise _autograd_error(f"{x.dtype} did not match {y.dtype}")
+    read_values(x, y)
     return wrap(np.isclose(x._array, y._array, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
@@ -112,6 +114,7 @@ def histogram(input: Any, bins: int = 100, *, range: Any = None, weight: Any = N
     data = np.asarray(as_tensor(input)._array)
     if data.dtype.kind != "f":
         raise _autograd_error(f"histogram: expects a floating-point tensor, got {data.dtype}")
+    read_values(as_tensor(input))
     w = None if weight is None else np.asarray(as_tensor(weight)._array)
     hist, edges = np.histogram(data, bins=int(bins), range=range, weights=w, density=density)
     return HISTOGRAM(wrap(hist.astype(data.dtype)), wrap(edges.astype(data.dtype)))

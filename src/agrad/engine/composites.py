@@ -17,6 +17,7 @@ import numpy as np
 from ..errors import AgradIndexError, AgradShapeError, AgradValueError
 from . import shaping
 from .args import as_tensor, first
+from .escapes import read_values
 from .ops.core import normalize_axis
 from .public import API, public
 from .return_types import named_result
@@ -278,6 +279,7 @@ def rad2deg(input: Any) -> Tensor:  # noqa: A002
 
 def _test(name: str, fn: Any) -> None:
     def test(input: Any) -> Tensor:  # noqa: A002
+        read_values(first(input))
         return wrap(fn(first(input)._array))
 
     test.__name__ = test.__qualname__ = name
@@ -294,4 +296,5 @@ def count_nonzero(input: Any, dim: Any = None) -> Tensor:  # noqa: A002
     """The number of nonzero elements (over ``dim``), an int64 tensor."""
     x = first(input)
     axis = None if dim is None else tuple(dim) if isinstance(dim, (list, tuple)) else int(dim)
+    read_values(x)
     return wrap(np.asarray(np.count_nonzero(x._array, axis=axis), dtype=np.int64))

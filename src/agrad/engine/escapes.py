@@ -2,10 +2,24 @@
 
 Incremented (one list item, never on an op's path) where a tensor's value becomes a
 Python value or an untracked tensor: ``item``, ``tolist``, ``numpy``, ``__array__``,
-``__bool__``, ``detach``, ``.data``, constructors fed tensors, and every random draw.
-`agrad.check.recorded` replays a recorded graph in place of the user's function only
-when the recorded call did not move it: a gradient lost through such an escape would
-be lost by the replay too.
+``__bool__``, ``detach``, ``.data``, constructors fed tensors, every random draw, and
+(`read_values`) every untracked result computed from a tracked tensor's values: a
+comparison's mask, indices (argmax, sort, topk, nonzero, max along a dim), an integer
+cast. `agrad.check.recorded` replays a recorded graph in place of the user's function only
+when the recorded call did not move it: a gradient lost through such an escape would be
+lost by the replay too, and a mask or an index the replay holds fixed hides the jump or
+kink it makes (two jumps of opposite weight even cancel in every value a probe sees).
 """
 
+from typing import Any
+
 ESCAPES = [0]
+
+
+def read_values(*tensors: Any) -> None:
+    """Count it when one of ``tensors`` is tracked (requires grad): its values are being
+    read to make something the graph does not record."""
+    for t in tensors:
+        if getattr(t, "_rg", False):
+            ESCAPES[0] += 1
+            return

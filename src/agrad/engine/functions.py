@@ -25,6 +25,7 @@ from . import (  # noqa: F401 - they register their functions
 )
 from . import public as _public
 from .args import SCALAR, as_tensor, astype, axis_of, first, keep_of, operand, pair  # noqa: F401
+from .escapes import read_values
 from .ops import TABLE, apply
 from .public import API, public
 from .return_types import RESULTS
@@ -174,6 +175,7 @@ def _extreme(name: str, pair_op: str, pick: Any, elementwise: str):
         x = first(x)
         if ax is None or dim is None:  # all axes, or the language's max(x, axis=0)
             return apply(OP["a" + name], x, axis=ax, keepdims=keep)
+        read_values(x)  # the indices returned are a constant of the graph
         indices = pick(x._array, axis=ax, keepdims=keep).astype(np.int64)
         values = apply(OP[pair_op], x, axis=ax, keepdims=keep, indices=indices)
         return RESULTS[name](values, wrap(indices))

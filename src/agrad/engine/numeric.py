@@ -14,6 +14,7 @@ import numpy as np
 from ..errors import AgradShapeError, AgradValueError
 from . import gathering, shaping
 from .args import as_tensor, first
+from .escapes import read_values
 from .ops.core import TABLE, apply, normalize_axis
 from .public import API, METHODS, public
 from .tensor import Tensor, wrap
@@ -65,6 +66,7 @@ def _nan_aware(name: str, keeps_first: Any):
         a = first(input) if isinstance(input, Tensor) else as_tensor(input)
         b = first(other) if isinstance(other, Tensor) else as_tensor(other)
         # PyTorch's rule: the first operand wins ties and wherever the second is nan.
+        read_values(a, b)  # which operand wins is a constant of the graph
         first_wins = keeps_first(a._array, b._array) | np.isnan(b._array)
         return API["where"](first_wins, a, b)
 
@@ -79,6 +81,7 @@ fmin = _nan_aware("fmin", np.less_equal)
 
 @public(method=True)
 def signbit(input: Any) -> Tensor:  # noqa: A002
+    read_values(first(input))
     return wrap(np.signbit(first(input)._array))
 
 

@@ -16,6 +16,7 @@ from ..errors import AgradValueError
 from . import arranging, gathering, shaping
 from . import functions as F
 from .args import as_tensor, first
+from .escapes import read_values
 from .grad_attr import scalar_type_name
 from .ops.core import TABLE, apply
 from .return_types import RESULTS  # torch.return_types: .values, .indices
@@ -52,6 +53,7 @@ def sort(x: Any, dim: int = -1, descending: bool = False, stable: bool = False) 
     if x.ndim == 0:
         return RESULTS["sort"](F.clone(x), wrap(np.zeros((), np.int64)))
     d = _dim(x, dim)
+    read_values(x)  # the order is a constant of the graph
     order = _order(x._array, d, descending)
     return RESULTS["sort"](gathering.gather_along(x, d, order), wrap(order.astype(np.int64)))
 
@@ -61,6 +63,7 @@ def argsort(x: Any, dim: int = -1, descending: bool = False, stable: bool = Fals
     x = first(x)
     if x.ndim == 0:
         return wrap(np.zeros((), np.int64))
+    read_values(x)
     return wrap(_order(x._array, _dim(x, dim), descending).astype(np.int64))
 
 
@@ -73,6 +76,7 @@ def topk(x: Any, k: int, dim: int = -1, largest: bool = True, sorted: bool = Tru
         raise RuntimeError("selected index k out of range")
     if x.ndim == 0:
         return RESULTS["topk"](F.clone(x), wrap(np.zeros((), np.int64)))
+    read_values(x)
     order = np.take(_order(x._array, d, largest), range(k), axis=d)
     return RESULTS["topk"](gathering.gather_along(x, d, order), wrap(order.astype(np.int64)))
 
@@ -200,6 +204,7 @@ def masked_fill(x: Any, mask: Any, value: Any) -> Tensor:
 
 def nonzero(x: Any, *, as_tuple: bool = False) -> Any:
     """The indices of the nonzero elements: one row each, or one tensor per axis."""
+    read_values(first(x))
     data = np.asarray(first(x)._array)
     if as_tuple:
         return tuple(wrap(i.astype(np.int64)) for i in np.nonzero(np.atleast_1d(data)))

@@ -17,6 +17,7 @@ import numpy as np
 from ..errors import AgradShapeError, AgradValueError
 from . import shaping
 from .args import as_tensor, first
+from .escapes import read_values
 from .gathering import gather_along
 from .ops.core import normalize_axis
 from .public import API, public
@@ -51,6 +52,7 @@ def kthvalue(input: Any, k: int, dim: int = -1, keepdim: bool = False) -> Any:  
     n = x.shape[d]
     if not 1 <= k <= n:
         raise AgradShapeError(f"kthvalue(): selected number k out of range for dimension {d}")
+    read_values(x)
     positions = _kth_positions(x._array, k, d)
     values = _along(x, d, positions, keepdim or zero)
     indices = positions if keepdim else np.squeeze(positions, d)
@@ -64,6 +66,7 @@ def median(input: Any, dim: Any = None, keepdim: bool = False) -> Any:  # noqa: 
     """The lower median (of all elements, or (values, indices) along ``dim``); nan if any
     element is nan, as PyTorch."""
     x = first(input)
+    read_values(x)  # the median's position (and its ties) are constants of the graph
     if dim is None:
         data = x._array.reshape(-1)
         if data.size == 0:
@@ -138,6 +141,7 @@ def quantile(input: Any, q: Any, dim: int | None = None, keepdim: bool = False, 
 
 
 def _sorted(x: Tensor, d: int) -> Tensor:
+    read_values(x)  # the order is a constant of the graph
     return gather_along(x, d, np.argsort(x._array, axis=d, kind="stable"))
 
 
@@ -161,6 +165,7 @@ def _running(name: str, better: Any, result: type):
         x = first(input)
         xs = x if x.ndim else shaping.reshape(x, (1,))
         d = normalize_axis(dim, xs.ndim, name)
+        read_values(x)  # the running positions are constants of the graph
         data = np.moveaxis(xs._array, d, -1)
         best = np.zeros(data.shape, dtype=np.int64)
         for i in range(1, data.shape[-1]):  # a later equal (or nan) value takes over
@@ -238,6 +243,7 @@ def _panels(t: Tensor, x: Any, dx: Any, d: int) -> Tensor:
 def unique(input: Any, sorted: bool = True, return_inverse: bool = False,  # noqa: A002
            return_counts: bool = False, dim: int | None = None) -> Any:  # fmt: skip
     """The distinct values (sorted), and the inverse and counts on request (no gradient)."""
+    read_values(first(input))
     data = first(input)._array
     values, inverse, counts = np.unique(data, return_inverse=True, return_counts=True, axis=dim)
     out = [wrap(values)]
@@ -257,6 +263,7 @@ def searchsorted(sorted_sequence: Any, input: Any, *, out_int32: bool = False,  
     seq = first(sorted_sequence)._array if isinstance(sorted_sequence, Tensor) else \
         np.asarray(sorted_sequence)  # fmt: skip
     values = input._array if isinstance(input, Tensor) else np.asarray(input)
+    read_values(sorted_sequence, input)
     wanted = side or ("right" if right else "left")
     if wanted not in ("left", "right"):
         raise AgradValueError(f"side can only be 'left' or 'right' but got {wanted!r}")
@@ -283,6 +290,7 @@ def isin(elements: Any, test_elements: Any, *, assume_unique: bool = False,
          invert: bool = False) -> Tensor:  # fmt: skip
     a = elements._array if isinstance(elements, Tensor) else np.asarray(elements)
     b = test_elements._array if isinstance(test_elements, Tensor) else np.asarray(test_elements)
+    read_values(elements, test_elements)
     return wrap(np.isin(a, b, invert=invert))
 
 

@@ -64,9 +64,10 @@ class Executor:
     def execute(self) -> Run:
         slots: list[Any] = []
         append, env = slots.append, self.env
+        functions, operands = self.program.steps  # (see agrad.lang.steps)
         try:  # one try for the loop (entered once, not once per instruction)
-            for step in self.program.steps:  # (see agrad.lang.steps)
-                append(step(slots, env, self))
+            for function, operand in zip(functions, operands):  # noqa: B905 - same length
+                append(function(slots, env, self, operand))
         except (AgradError, MemoryError) as failure:
             self._failed(self.program.parsed.instrs[len(slots)], failure)
         return self._finish(slots)

@@ -23,7 +23,7 @@ from .functions import CONSTANTS, TABLE
 from .gcpause import paused_gc
 from .naming import suggest
 from .parser import parse
-from .steps import compile_steps
+from .steps import Steps, compile_steps
 
 MAX_ELEMENTS = 10**8  # default allocation limit (elements of one result); --max-elements
 LIMIT_HINT = "use smaller inputs or raise it with --max-elements"
@@ -49,11 +49,11 @@ class Program:
         self.writes = any(instr.kind == ir.STORE_INDEX for instr in parsed.instrs)
         # id(CALL instruction) -> (its function, its keywords as the function names them)
         self.checked_calls: dict[int, tuple[Any, tuple[str, ...]]] = {}
-        self._steps: tuple | None = None
+        self._steps: Steps | None = None
         self._analyse()
 
     @property
-    def steps(self) -> tuple:
+    def steps(self) -> Steps:
         """One compiled step per instruction (`agrad.lang.steps`), made on the first run."""
         if self._steps is None:
             self._steps = compile_steps(self.parsed.instrs)

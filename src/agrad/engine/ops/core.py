@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from .. import batching, limits, views
+from ..escapes import read_values
 from ..grad_mode import STATE
 from ..limits import LIMIT
 from ..node import Node, named, node_class
@@ -262,6 +263,8 @@ def _applier(intercepted: bool) -> Callable[..., Tensor]:
         if type(out) is not np.ndarray:
             out = np.asarray(out)
         if not STATE.enabled or op.vjp is None:
+            if op.vjp is None:  # a comparison's mask, argmax's indices: a value read
+                read_values(*inputs)
             return _untracked(op, inputs[0] if inputs else None, out, params)
         if arity == 1 or arity == 2:  # (nearly every op): its operands in the node's own slots
             n0 = (x0.grad_fn or x0) if isinstance(x0, Tensor) and x0._rg else None

@@ -1,0 +1,110 @@
+"""An audit generated from the public namespaces: whatever agrad function or Tensor method
+turns a tracked tensor's values into something the graph does not record (an untracked
+tensor that changes with the values, or a Python value) must move the escape counter, or
+gradcheck would replay a graph that holds it fixed (tests/test_gradcheck_derived_values.py
+shows the false passes that makes).
+
+Each callable is tried on tracked inputs of a few shapes with a few argument patterns (most
+refuse most patterns; those are skipped), at two points: an untracked output that differs
+between them was computed from the values."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import warnings
+
+import numpy as np
+
+import agrad
+import agrad.nn.functional as F
+from agrad.engine.escapes import ESCAPES
+from agrad.engine.tensor import Tensor
+
+# (not reads: the leaf itself handed back untracked; a tensor's storage shared as given)
+EXEMPT = {"Tensor.requires_grad_", "agrad.from_numpy"}
+
+POINTS = [
+    (
+        np.array([[0.3, -1.2, 2.0], [0.7, 0.7, -0.4]]),
+        np.array([[1.3, 0.2, -2.0], [-0.7, 0.1, 0.9]]),
+    ),
+    tuple(np.random.default_rng(s).standard_normal((1, 2, 4, 4)) for s in (0, 1)),
+]
+PATTERNS = {
+    "(x)": lambda f, x, y: f(x),
+    "(x, y)": lambda f, x, y: f(x, y),
+    "(x, 2)": lambda f, x, y: f(x, 2),
+    "(x, 0)": lambda f, x, y: f(x, 0),
+    "(x, 2, return_indices)": lambda f, x, y: f(x, 2, return_indices=True),
+}
+
+
+def _tensors(result) -> list:
+    if isinstance(result, Tensor):
+        return [result]
+    if isinstance(result, (tuple, list)):
+        return [t for r in result for t in _tensors(r)]
+    return []
+
+
+def _unrecorded_read(call, points) -> bool:
+    """Whether ``call`` made an untracked value from the inputs' values without moving the
+    counter (False when it refuses the inputs)."""
+    results = []
+    for a in points:
+        x = agrad.tensor(a, requires_grad=True)
+        y = agrad.tensor(a[::-1].copy() * 0.5, requires_grad=True)
+        before = ESCAPES[0]
+        try:
+            with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                result = call(x, y)
+        except Exception:
+            return False
+        if ESCAPES[0] != before:
+            return False
+        results.append(result)
+    first, second = results
+    if isinstance(first, (bool, int, float)):
+        return first != second
+    a, b = _tensors(first), _tensors(second)
+    if len(a) != len(b):
+        return False
+    return any(
+        not s.requires_grad
+        and (s.shape != t.shape or not np.array_equal(s._array, t._array, equal_nan=True))
+        for s, t in zip(a, b, strict=True)
+    )
+
+
+def _callables():
+    spaces = [("agrad", agrad), ("F", F), ("linalg", agrad.linalg)]
+    for prefix, space in spaces:
+        for name in sorted(dir(space)):
+            f = getattr(space, name)
+            if not name.startswith("_") and callable(f) and not isinstance(f, type):
+                yield f"{prefix}.{name}", f
+    for name in sorted(dir(Tensor)):
+        if not name.startswith("_") and callable(getattr(Tensor, name, None)):
+            yield f"Tensor.{name}", (lambda *a, n=name, **k: getattr(a[0], n)(*a[1:], **k))
+
+
+def test_every_public_read_of_values_moves_the_escape_counter():
+    unrecorded = []
+    for label, f in _callables():
+        if label in EXEMPT:
+            continue
+        for pattern, call in PATTERNS.items():
+            for points in POINTS:
+                if _unrecorded_read(lambda x, y, f=f, call=call: call(f, x, y), points):
+                    unrecorded.append(label + pattern)
+    assert not unrecorded
+
+
+def test_the_audit_finds_a_read_that_does_not_move_the_counter():
+    def unrecorded_argmax(x):  # the read an audit must catch
+        return agrad.tensor(np.argmax(x._array))
+
+    assert _unrecorded_read(lambda x, y: unrecorded_argmax(x), POINTS[0])
+    assert not _unrecorded_read(lambda x, y: x.argmax(), POINTS[0])
