@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -80,9 +79,11 @@ _TEXT_KEYS = frozenset({
 def emit_json(payload: dict[str, Any]) -> None:
     """One JSON object on stdout. Every renderer's non-finite numbers are the strings
     "nan", "inf", "-inf"; with --nonfinite null they become null here, in one place."""
+    from .json_text import dumps  # large arrays arrive as json_text.RawArray
+
     if OUTPUT.nonfinite == "null":
         payload = _nulled(payload)
-    sys.stdout.write(json.dumps(payload) + "\n")
+    sys.stdout.write(dumps(payload, OUTPUT.nonfinite) + "\n")
 
 
 def _nulled(payload: Any) -> Any:

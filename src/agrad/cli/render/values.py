@@ -17,9 +17,9 @@ from .common import (
     index_label,
     matrix_table,
     output_table,
-    to_json,
     variable_table,
 )  # fmt: skip
+from .json_text import json_array
 
 
 def evaluation(result: Any, fmt: str, precision: int) -> None:
@@ -27,10 +27,10 @@ def evaluation(result: Any, fmt: str, precision: int) -> None:
     budget(np.size(result.value) + sum(2 * np.size(v.grad) for v in variables.values()), fmt)
     if fmt == "json":
         payload = {
-            "value": to_json(result.value),
+            "value": json_array(result.value),
             "shape": list(np.shape(result.value)),
             "grad_fn": result.grad_fn,
-            "grads": {n: to_json(v.grad) for n, v in variables.items()},
+            "grads": {n: json_array(v.grad) for n, v in variables.items()},
             "unused": [n for n, v in variables.items() if not v.used],
         }
         if result.anomaly is not None:
@@ -74,9 +74,9 @@ def jacobian(value: np.ndarray, blocks: dict, fmt: str, precision: int) -> None:
     if fmt == "json":
         emit_json(
             {
-                "value": to_json(value),
+                "value": json_array(value),
                 "shape": list(out_shape),
-                "jacobian": {n: to_json(v.grad) for n, v in blocks.items()},
+                "jacobian": {n: json_array(v.grad) for n, v in blocks.items()},
                 "unused": [n for n, v in blocks.items() if not v.used],
             }
         )
@@ -111,9 +111,9 @@ def hessian(value: np.ndarray, blocks: dict, mixed: dict, fmt: str, precision: i
     if fmt == "json":
         emit_json(
             {
-                "value": to_json(value),
-                "hessian": {n: to_json(v.grad) for n, v in blocks.items()},
-                "mixed": {f"{a},{b}": to_json(h) for (a, b), h in mixed.items()},
+                "value": json_array(value),
+                "hessian": {n: json_array(v.grad) for n, v in blocks.items()},
+                "mixed": {f"{a},{b}": json_array(h) for (a, b), h in mixed.items()},
             }
         )
     elif fmt == "csv":
