@@ -20,6 +20,7 @@ from .common import (
     variable_table,
 )  # fmt: skip
 from .json_text import json_array
+from .plain_table import print_tables
 
 
 def evaluation(result: Any, fmt: str, precision: int) -> None:
@@ -53,10 +54,14 @@ def evaluation(result: Any, fmt: str, precision: int) -> None:
             ]
         _write_csv(["variable", "index", "value", "gradient"], rows)
     else:
+        tables = [output_table(result.value, result.grad_fn, precision)]
+        tables += [variable_table(var, precision) for var in variables.values()]
+        if variables and result.anomaly is None:
+            print_tables(tables)  # without Rich where its text is certain
+            return
         out = console()
-        out.print(output_table(result.value, result.grad_fn, precision))
-        for var in variables.values():
-            out.print(variable_table(var, precision))
+        for table in tables:
+            out.print(table.rich())
         if not variables:
             out.print(
                 "no gradients: name variables with --wrt, or mark leaves "
@@ -91,7 +96,7 @@ def jacobian(value: np.ndarray, blocks: dict, fmt: str, precision: int) -> None:
         _write_csv(["variable", "output_index", "input_index", "value"], rows)
     else:
         out = console()
-        out.print(output_table(value, None, precision))
+        out.print(output_table(value, None, precision).rich())
         for name, var in blocks.items():
             note = "" if var.used else " (unused: the output does not depend on it)"
             out.print(
@@ -126,7 +131,7 @@ def hessian(value: np.ndarray, blocks: dict, mixed: dict, fmt: str, precision: i
         _write_csv(["variable", "output_index", "input_index", "value"], rows)
     else:
         out = console()
-        out.print(output_table(value, None, precision))
+        out.print(output_table(value, None, precision).rich())
         for label, h, shape_a, shape_b in _hessian_blocks(blocks, mixed):
             names = label.split(",")
             title = (
