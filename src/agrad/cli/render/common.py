@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -13,6 +12,7 @@ import numpy as np
 from ...check import serial
 from ...check.labels import index_label
 from ...errors import AgradLimitError
+from .plain_table import PlainTable
 
 if TYPE_CHECKING:  # rich loads only when a table is drawn
     from rich.console import Console
@@ -80,9 +80,11 @@ _TEXT_KEYS = frozenset({
 def emit_json(payload: dict[str, Any]) -> None:
     """One JSON object on stdout. Every renderer's non-finite numbers are the strings
     "nan", "inf", "-inf"; with --nonfinite null they become null here, in one place."""
+    from .json_text import dumps  # large arrays arrive as json_text.RawArray
+
     if OUTPUT.nonfinite == "null":
         payload = _nulled(payload)
-    sys.stdout.write(json.dumps(payload) + "\n")
+    sys.stdout.write(dumps(payload, OUTPUT.nonfinite) + "\n")
 
 
 def _nulled(payload: Any) -> Any:
@@ -183,8 +185,8 @@ def _summary(name: str, array: np.ndarray, precision: int) -> str:
     return f"{name}: {a.size} elements, {stats}; --format json prints all of them"
 
 
-def output_table(value: np.ndarray, grad_fn: str | None, precision: int) -> Table:
-    table = _table("output", ["", ""])
+def output_table(value: np.ndarray, grad_fn: str | None, precision: int) -> PlainTable:
+    table = PlainTable("output", ["", ""])
     table.show_header = False
     table.add_row("value", value_text(value, precision))
     table.add_row("shape", str(tuple(np.shape(value))))
@@ -193,14 +195,15 @@ def output_table(value: np.ndarray, grad_fn: str | None, precision: int) -> Tabl
     return table
 
 
-def variable_table(var: Any, precision: int, grad_label: str = "gradient") -> Table:
+def variable_table(var: Any, precision: int, grad_label: str = "gradient") -> PlainTable:
     shape = tuple(np.shape(var.value))
     notes = [var.role, f"shape {shape}"]
     if not var.used:
         notes.append("unused: the output does not depend on it")
     size = int(np.prod(shape)) if shape else 1
     caption = _summary(grad_label, var.grad, precision) if size > MAX_ROWS else None
-    table = _table(f"{var.name} ({', '.join(notes)})", ["index", "value", grad_label], caption)
+    title = f"{var.name} ({', '.join(notes)})"
+    table = PlainTable(title, ["index", "value", grad_label], caption)
     flat_v = np.asarray(var.value).reshape(-1)
     flat_g = np.asarray(var.grad).reshape(-1)
     labels = list(_indices(shape))

@@ -17,9 +17,10 @@ from .common import (
     index_label,
     matrix_table,
     output_table,
-    to_json,
     variable_table,
 )  # fmt: skip
+from .json_text import json_array
+from .plain_table import print_tables
 
 
 def evaluation(result: Any, fmt: str, precision: int) -> None:
@@ -27,10 +28,10 @@ def evaluation(result: Any, fmt: str, precision: int) -> None:
     budget(np.size(result.value) + sum(2 * np.size(v.grad) for v in variables.values()), fmt)
     if fmt == "json":
         payload = {
-            "value": to_json(result.value),
+            "value": json_array(result.value),
             "shape": list(np.shape(result.value)),
             "grad_fn": result.grad_fn,
-            "grads": {n: to_json(v.grad) for n, v in variables.items()},
+            "grads": {n: json_array(v.grad) for n, v in variables.items()},
             "unused": [n for n, v in variables.items() if not v.used],
         }
         if result.anomaly is not None:
@@ -53,10 +54,14 @@ def evaluation(result: Any, fmt: str, precision: int) -> None:
             ]
         _write_csv(["variable", "index", "value", "gradient"], rows)
     else:
+        tables = [output_table(result.value, result.grad_fn, precision)]
+        tables += [variable_table(var, precision) for var in variables.values()]
+        if variables and result.anomaly is None:
+            print_tables(tables)  # without Rich where its text is certain
+            return
         out = console()
-        out.print(output_table(result.value, result.grad_fn, precision))
-        for var in variables.values():
-            out.print(variable_table(var, precision))
+        for table in tables:
+            out.print(table.rich())
         if not variables:
             out.print(
                 "no gradients: name variables with --wrt, or mark leaves "
@@ -74,9 +79,9 @@ def jacobian(value: np.ndarray, blocks: dict, fmt: str, precision: int) -> None:
     if fmt == "json":
         emit_json(
             {
-                "value": to_json(value),
+                "value": json_array(value),
                 "shape": list(out_shape),
-                "jacobian": {n: to_json(v.grad) for n, v in blocks.items()},
+                "jacobian": {n: json_array(v.grad) for n, v in blocks.items()},
                 "unused": [n for n, v in blocks.items() if not v.used],
             }
         )
@@ -91,7 +96,7 @@ def jacobian(value: np.ndarray, blocks: dict, fmt: str, precision: int) -> None:
         _write_csv(["variable", "output_index", "input_index", "value"], rows)
     else:
         out = console()
-        out.print(output_table(value, None, precision))
+        out.print(output_table(value, None, precision).rich())
         for name, var in blocks.items():
             note = "" if var.used else " (unused: the output does not depend on it)"
             out.print(
@@ -111,9 +116,9 @@ def hessian(value: np.ndarray, blocks: dict, mixed: dict, fmt: str, precision: i
     if fmt == "json":
         emit_json(
             {
-                "value": to_json(value),
-                "hessian": {n: to_json(v.grad) for n, v in blocks.items()},
-                "mixed": {f"{a},{b}": to_json(h) for (a, b), h in mixed.items()},
+                "value": json_array(value),
+                "hessian": {n: json_array(v.grad) for n, v in blocks.items()},
+                "mixed": {f"{a},{b}": json_array(h) for (a, b), h in mixed.items()},
             }
         )
     elif fmt == "csv":
@@ -126,7 +131,7 @@ def hessian(value: np.ndarray, blocks: dict, mixed: dict, fmt: str, precision: i
         _write_csv(["variable", "output_index", "input_index", "value"], rows)
     else:
         out = console()
-        out.print(output_table(value, None, precision))
+        out.print(output_table(value, None, precision).rich())
         for label, h, shape_a, shape_b in _hessian_blocks(blocks, mixed):
             names = label.split(",")
             title = (
