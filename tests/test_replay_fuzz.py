@@ -100,7 +100,7 @@ def test_agrad_check_backed_replay_gives_the_verdicts_of_runs(monkeypatch, seed,
     monkeypatch.setattr(program_runs, "PER_ELEMENT", per_element)
     backed = _check_json(program, x, w)
 
-    def runs_only(base, replay, exact, real_at, fixed_at=None):
+    def runs_only(base, replay, exact, real_at, probe_at=None):
         return Variable(base, pointwise(real_at))
 
     monkeypatch.setattr("agrad.check.language.backed", runs_only)

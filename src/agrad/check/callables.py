@@ -196,12 +196,11 @@ class AgradCallableTarget:
                 args[i] = wrap(np.array(a, dtype=np.float64), True)
             return _flat(self._call(tuple(args), record=True))
 
-        # The tape must be the same (constants, parameters, masks, chosen positions, bit
-        # for bit) at every perturbed point, both ways along each direction: moving every
-        # coordinate at once by exactly the ladder's first step, one of the two points
-        # crosses any boundary a coordinate's ladder would cross, and a mask or an index
-        # that changes there changes the tape, whatever the values do (two jumps of
-        # opposite weight cancel in the values of a point that crosses both).
+        # The tape must be the same (constants, parameters bit for bit) at every perturbed
+        # point, both ways along each direction: moving every coordinate at once by exactly
+        # the ladder's first step, one of the two points crosses any boundary along a
+        # coordinate. (Masks and indices read from the values never get here: they move
+        # the escape counter, since a sum can fold them into a constant that hides them.)
         steps = directions(bases, np.random.default_rng(20261201))
         at_points = []
         for point in moved(bases, steps):

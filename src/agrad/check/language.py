@@ -56,8 +56,8 @@ class ProgramTarget:
         base = self.point(name)
         exact = tape_batch(tape.complex(), base) if tape.holomorphic else None
         replay = tape_batch(tape, base)
-        real_at = self._runs(name)
-        if real_at is None:  # an intermediate: the program cannot be run with its value
+        runs = self._runs(name)
+        if runs is None:  # an intermediate: the program cannot be run with its value
             fixed = fixed_by_value(self.session.program, tape)
             if fixed:
                 raise AgradValueError(
@@ -69,36 +69,26 @@ class ProgramTarget:
             return Variable(base, replay, exact)
         if not fixed_by_value(self.session.program, tape):
             return Variable(base, replay, exact)  # the program is its replay
-        return backed(base, replay, exact, real_at, self._fixed(name))
+        return backed(base, replay, exact, *runs)
 
     def _runs(self, name: str) -> Any:
-        """real_at(point): the program run in float64 with ``name`` at ``point``, flat;
-        None where ``name`` is computed in the program rather than given."""
+        """(real_at, probe_at): the program run in float64 with ``name`` at a point, its
+        output flat, and with it the values the replay holds fixed
+        (`program_runs.fixed_slots`); None where ``name`` is computed in the program
+        rather than given."""
         if not self.session.program.bindable(name):
             return None
         wide = dataclasses.replace(self.session, dtype=np.dtype(np.float64))
         prepared = wide.prepare([name])
         shape = self.tensors[name].shape
-
-        def real_at(point: np.ndarray) -> np.ndarray:
-            run = prepared.run({name: np.asarray(point, np.float64).reshape(shape)})
-            return np.asarray(run.output._array, np.float64).reshape(-1)
-
-        return real_at
-
-    def _fixed(self, name: str) -> Any:
-        """fixed_at(point): the values the replay holds fixed, where a float64 run of the
-        program with ``name`` at ``point`` makes them (`program_runs.fixed_slots`)."""
         slots = fixed_slots(self.session.program)
-        wide = dataclasses.replace(self.session, dtype=np.dtype(np.float64))
-        prepared = wide.prepare([name])
-        shape = self.tensors[name].shape
 
-        def fixed_at(point: np.ndarray) -> list[np.ndarray]:
+        def probe_at(point: np.ndarray) -> tuple[np.ndarray, list[np.ndarray]]:
             run = prepared.run({name: np.asarray(point, np.float64).reshape(shape)})
-            return fixed_values(run, slots)
+            output = np.asarray(run.output._array, np.float64).reshape(-1)
+            return output, fixed_values(run, slots)
 
-        return fixed_at
+        return (lambda point: probe_at(point)[0]), probe_at
 
     def claim(self, name: str, wide: bool = False) -> np.ndarray | None:
         if wide not in self._claims:

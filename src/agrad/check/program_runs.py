@@ -40,11 +40,11 @@ BLOCK = 2**20  # point elements per replayed block while they are
 def fixed_by_value(program: Any, tape: Any) -> str:
     """What the replay of ``program`` holds fixed at the point ('' for nothing)."""
     instrs = program.parsed.instrs
-    if any(i.kind == "BINARY" and i.op in COMPARISONS for i in instrs):
+    if _comparisons(instrs):
         return "compares values"
-    if any(i.kind == "CALL" and i.name in BY_VALUE for i in instrs):
+    if _read_as_positions(instrs):
         return "reads values as positions"
-    if _computed_index_slots(instrs):
+    if _computed_indices(instrs):
         return "indexes by a computed value"
     if any(op.prepare is not None for op, _, _ in tape.steps):
         return "selects elements by value (max, pooling)"
@@ -57,9 +57,8 @@ def fixed_slots(program: Any) -> list[int]:
     cancel in a sum, never in the mask): comparisons, computed index values, and the
     arguments one_hot and cross_entropy read as positions."""
     instrs = program.parsed.instrs
-    slots = [k for k, i in enumerate(instrs) if i.kind == "BINARY" and i.op in COMPARISONS]
-    slots += [a for i in instrs if i.kind == "CALL" and i.name in BY_VALUE for a in i.args]
-    return sorted(set(slots + _computed_index_slots(instrs)))
+    found = _comparisons(instrs) + _read_as_positions(instrs) + _computed_indices(instrs)
+    return sorted(set(found))
 
 
 def fixed_values(run: Any, slots: list[int]) -> list[np.ndarray]:
@@ -69,7 +68,15 @@ def fixed_values(run: Any, slots: list[int]) -> list[np.ndarray]:
     return [v for v in values if v.dtype.kind in "biu"]
 
 
-def _computed_index_slots(instrs: Any) -> list[int]:
+def _comparisons(instrs: Any) -> list[int]:
+    return [k for k, i in enumerate(instrs) if i.kind == "BINARY" and i.op in COMPARISONS]
+
+
+def _read_as_positions(instrs: Any) -> list[int]:
+    return [a for i in instrs if i.kind == "CALL" and i.name in BY_VALUE for a in i.args]
+
+
+def _computed_indices(instrs: Any) -> list[int]:
     found = []
     for i in instrs:
         if i.kind in ("INDEX", "STORE_INDEX"):
@@ -84,10 +91,11 @@ def backed(
     replay: Batch,
     exact: Batch | None,
     real_at: Callable[[np.ndarray], np.ndarray],
-    fixed_at: Callable[[np.ndarray], list[np.ndarray]] | None = None,
+    probe_at: Callable[[np.ndarray], tuple[np.ndarray, list[np.ndarray]]] | None = None,
 ) -> Variable:
     """The variable for a program whose replay holds values fixed (see the module);
-    ``fixed_at(point)``: those values where the program makes them, in a run at ``point``."""
+    ``probe_at(point)``: one run's output (as ``real_at``'s) and those fixed values, where
+    the program makes them."""
     called = Variable(base, pointwise(real_at))
     try:
         if base.size <= PER_ELEMENT:
@@ -97,13 +105,17 @@ def backed(
             return Variable(base, _hybrid(base, replay, real_at, affected))
         rng = np.random.default_rng(0)
         points = [base] + [p[0] for p in moved([base], directions([base], rng, PROBES))]
-        if fixed_at is not None:  # a boundary crossed at a probe changes a fixed value
-            at_base = fixed_at(base)
-            for p in points[1:]:
-                if not all(np.array_equal(a, b) for a, b in zip(fixed_at(p), at_base, strict=True)):
+        at_base = None
+        for p in points:
+            if probe_at is None:
+                value = real_at(p)
+            else:  # a boundary crossed at a probe changes a fixed value, whatever the sums do
+                value, fixed = probe_at(p)
+                at_base = fixed if at_base is None else at_base
+                if not all(np.array_equal(a, b) for a, b in zip(fixed, at_base, strict=True)):
                     return called
-        if not all(agree(real_at(p), replay(p[None])[0]) for p in points):
-            return called
+            if not agree(value, replay(p[None])[0]):
+                return called
     except AgradError:
         # The program cannot run there (an input that must hold whole numbers, as a class
         # index): there is no derivative to find by moving it; the replay is kept.
