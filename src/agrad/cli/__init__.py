@@ -41,7 +41,10 @@ def main(argv: list[str] | None = None) -> None:
 
     from _agrad_entry import exit_interrupted
 
+    from ..lang.gcpause import allow_pausing
+
     signal.signal(signal.SIGINT, exit_interrupted)
+    allow_pausing()  # this process is agrad's own: a big program may pause the collector
     try:
         code = run(argv)
     except KeyboardInterrupt:  # in the instant between run's own handlers
