@@ -8,11 +8,11 @@ each variable, and in complex arithmetic when every recorded op is analytic.
 
 from __future__ import annotations
 
-import dataclasses
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .. import records
 from ..engine.autograd import grad as autograd_grad
 from ..engine.functional import batched_jacobian
 from ..engine.replay import Tape
@@ -78,7 +78,7 @@ class ProgramTarget:
         rather than given."""
         if not self.session.program.bindable(name):
             return None
-        wide = dataclasses.replace(self.session, dtype=np.dtype(np.float64))
+        wide = records.replace(self.session, dtype=np.dtype(np.float64))
         prepared = wide.prepare([name])
         shape = self.tensors[name].shape
         slots = fixed_slots(self.session.program)
@@ -108,7 +108,7 @@ class ProgramTarget:
 
     def _jacobians(self, wide: bool) -> dict[str, np.ndarray | None]:
         if wide and self.dtype != "float64":
-            session = dataclasses.replace(self.session, dtype=np.dtype(np.float64))
+            session = records.replace(self.session, dtype=np.dtype(np.float64))
             run = session.run()
             out, tensors = run.output, session.targets(run)
         else:

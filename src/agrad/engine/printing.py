@@ -12,15 +12,15 @@ when it would pass the line width.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
 
+from ..records import as_dict, record
 from .dtypes import as_dtype, get_default_dtype
 
 
-@dataclass
+@record
 class PrintOptions:
     precision: int = 4
     threshold: float = 1000
@@ -50,7 +50,7 @@ def set_printoptions(
     if profile is not None:
         if profile not in PROFILES:
             raise ValueError(f"set_printoptions: unknown profile {profile!r}: use {list(PROFILES)}")
-        for key, value in asdict(PROFILES[profile]).items():
+        for key, value in as_dict(PROFILES[profile]).items():
             setattr(OPTIONS, key, value)
     for key, value in (("precision", precision), ("threshold", threshold),
                        ("edgeitems", edgeitems), ("linewidth", linewidth)):  # fmt: skip
@@ -60,7 +60,7 @@ def set_printoptions(
 
 
 def get_printoptions() -> dict[str, Any]:
-    return asdict(OPTIONS)
+    return as_dict(OPTIONS)
 
 
 class _Formatter:

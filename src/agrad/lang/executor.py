@@ -9,7 +9,6 @@ only on the program's text, not on the values.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -17,6 +16,7 @@ import numpy as np
 from ..engine import functions as F
 from ..engine.tensor import Tensor, wrap
 from ..errors import AgradError, AgradLimitError, AgradNameError, AgradValueError
+from ..records import field, record
 from . import ir
 from .functions import CONSTANTS, TABLE, Function, LangList, as_int, to_tensor
 from .naming import check_method, keyword_aliases, suggest, trailing_sizes
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 MAX_DIMS = 32  # nested tensor literal depth
 
 
-@dataclass
+@record
 class Run:
     """One execution: the output, every variable's final value, and the leaves made."""
 

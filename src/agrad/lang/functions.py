@@ -11,12 +11,10 @@ signature; the few below are written by hand (``tensor``, ``concat``, the constr
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import inspect
 import math
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -29,6 +27,7 @@ from ..engine.ops import TABLE as OPS
 from ..engine.ops.core import ALONG_AXIS, REDUCTION, UNARY, Op
 from ..engine.tensor import Tensor
 from ..errors import AgradValueError
+from ..records import record, replace
 
 
 class LangList(list):
@@ -174,7 +173,7 @@ KINDS: dict[Any, tuple[str, Callable[[Any, str, str], Any]]] = {
 }
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Param:
     name: str
     kind: str
@@ -186,7 +185,7 @@ class Param:
         return self.default is inspect.Parameter.empty
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Function:
     """One language function: its implementation, and its parameters read from it."""
 
@@ -335,7 +334,7 @@ def _table() -> FunctionTable:
 
 
 def _alias(table: FunctionTable, alias: str, name: str) -> Function:
-    return dataclasses.replace(table[name], name=alias)
+    return replace(table[name], name=alias)
 
 
 ALIASES = {"cat": "concat", "clamp": "clip"}

@@ -31,9 +31,10 @@ of CONST. ``end_column`` is one past that token, on the same line.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from types import EllipsisType
 from typing import Literal, NamedTuple
+
+from agrad.records import record
 
 CONST = "CONST"
 NAME = "NAME"
@@ -98,7 +99,7 @@ class Statement(NamedTuple):
     slot: int
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class ParsedProgram:
     """A parsed and lowered program: parse once, run many times.
 

@@ -4,7 +4,6 @@ rendering is the CLI's job."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -13,12 +12,13 @@ from ..engine.autograd import grad as autograd_grad
 from ..engine.functional import batched_jacobian
 from ..engine.tensor import Tensor, wrap
 from ..errors import AgradLimitError, AgradNameError, AgradValueError
+from ..records import field, record
 from .gcpause import paused_gc
 from .program import MAX_ELEMENTS, Prepared, Program, Run
 from .values import parse_value, split_assignment
 
 
-@dataclass
+@record
 class Variable:
     """One variable's value and gradient as the CLI reports them."""
 
@@ -29,7 +29,7 @@ class Variable:
     role: str = "input"  # "input" (a leaf) or "intermediate" (retain_grad)
 
 
-@dataclass
+@record
 class Evaluation:
     value: np.ndarray
     grad_fn: str | None
@@ -37,7 +37,7 @@ class Evaluation:
     anomaly: Any = None  # with detect_anomaly: where the first nan or inf appeared
 
 
-@dataclass
+@record
 class Session:
     """A compiled program plus its options: run it, differentiate it, re-run it."""
 

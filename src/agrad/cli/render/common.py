@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -12,6 +11,7 @@ import numpy as np
 from ...check import serial
 from ...check.labels import index_label
 from ...errors import AgradLimitError
+from ...records import record
 from .plain_table import PlainTable
 
 if TYPE_CHECKING:  # rich loads only when a table is drawn
@@ -26,7 +26,7 @@ MAX_OUTPUT = 10**7  # numbers a JSON or CSV output may hold (about 200 MB of tex
 __all__ = ["index_label"]  # the one convention for indices, re-exported for the renderers
 
 
-@dataclass
+@record
 class OutputOptions:
     """Settings of one command's output (a CLI process runs one command)."""
 

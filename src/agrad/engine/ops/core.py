@@ -14,13 +14,12 @@ a VJP returns each input's gradient in the output's (broadcast) shape.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from ...records import field, record, replace
 from .. import batching, limits, views
 from ..escapes import read_values
 from ..grad_mode import STATE
@@ -49,7 +48,7 @@ UNARY, BINARY, REDUCTION, ALONG_AXIS, CUSTOM = (
 FAMILIES = (UNARY, BINARY, REDUCTION, ALONG_AXIS, CUSTOM)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Saves:
     """What an op's VJP reads of one recorded application: which inputs' values (None:
     all of them) and whether the output's. A node keeps only the shapes of the rest, and
@@ -83,7 +82,7 @@ OUTPUT = Saves((), True)
 INPUTS_AND_OUTPUT = Saves(None, True)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Case:
     """One generated-test configuration: input shapes and op parameters, and for a special
     sample (zeros, ties, poles) the input values themselves."""
@@ -110,7 +109,7 @@ BINARY_CASES = (
 )
 
 
-@dataclass(frozen=True, slots=True)  # slots: an op's facts are read on every application
+@record(frozen=True)
 class Op:
     """One primitive and every fact about it (see the module docstring)."""
 
@@ -196,7 +195,7 @@ class Op:
         """This entry with the forward that is holomorphic on complex arrays."""
         if self.complex_forward is None:
             return self
-        return dataclasses.replace(self, forward=self.complex_forward)
+        return replace(self, forward=self.complex_forward)
 
     def domain_of(self, i: int) -> tuple[float, float]:
         """Input ``i``'s sampling range for generated tests."""
