@@ -110,7 +110,8 @@ def test_the_command_line_pauses_the_collector_while_a_program_runs():
         "    sys.stderr.write(f'enabled-inside={seen}\\n'); sys.stderr.flush(); _exit(code)\n"
         "os._exit = report\n"
         "from agrad.cli import main\n"
-        "sys.argv = ['agrad', 'eval', 'sum(x**2)', '--set', 'x=[1,2]', '--wrt', 'x', '--format', 'json']\n"
+        "sys.argv = ['agrad', 'eval', 'sum(x**2)', '--set', 'x=[1,2]', '--wrt', 'x',\n"
+        "            '--format', 'json']\n"
         "main()\n"
     )
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
