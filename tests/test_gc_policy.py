@@ -50,9 +50,7 @@ LIBRARY_CALLS = {
     "parse": lambda: parse("y = 2*x; sum(y)"),
     "Session evaluate": lambda: Session.create("sum(x**2)", ["x=[1,2]"], ["x"]).evaluate(),
     "Session jacobian": lambda: Session.create("x**2", ["x=[1,2]"], ["x"]).jacobian(),
-    "Tensor backward": lambda: (agrad.tensor([1.0, 2.0], requires_grad=True) ** 2)
-    .sum()
-    .backward(),
+    "Tensor backward": lambda: (agrad.tensor([1.0, 2.0], requires_grad=True) ** 2).sum().backward(),
     "gradcheck": lambda: agrad.autograd.gradcheck(
         _cubic, (agrad.tensor(np.array([0.5, -1.0]), requires_grad=True),)
     ),
