@@ -153,12 +153,17 @@ def _compare(target, name, var, options, rng, claim) -> VariableReport:
         d = _fixed(var, options)
         estimate, evaluations = d.jacobian, evaluations + d.evaluations
     size = np.maximum(np.abs(f0), numeric.magnitude) if numeric.magnitude is not None else f0
-    tau = tol.of(claim, numeric.estimate if estimate is None else estimate, size, x)
+    exact = numeric.complex_step if estimate is None else None
+    compared = numeric.estimate if estimate is None else estimate
+    tau = tol.of(claim, compared, size, x, exact)
+    accuracy = tol.of(claim, compared, size, x, exact, deciding=True)
     x_scale = float(np.max(np.abs(x), initial=0.0))
-    verdicts, reasons = judge(claim, numeric, tau, options.strict, estimate, x_scale)
+    verdicts, reasons = judge(claim, numeric, tau, options.strict, estimate, x_scale, accuracy)
     if estimate is not None:  # a forced step that fails where the adaptive one passes
-        adaptive, _ = judge(claim, numeric, tol.of(claim, numeric.estimate, size, x),
-                            x_scale=x_scale)  # fmt: skip
+        exact, value = numeric.complex_step, numeric.estimate
+        loose = tol.of(claim, value, size, x, exact, deciding=True)
+        adaptive, _ = judge(claim, numeric, tol.of(claim, value, size, x, exact),
+                            x_scale=x_scale, accuracy=loose)  # fmt: skip
         step_only = (verdicts == FAIL) & (reasons == RULE) & (adaptive == PASS)
         reasons[step_only] = STEP
     tests, more = _subgradient_tests(var, f0, claim, tau, verdicts, reasons, rng)
@@ -319,7 +324,11 @@ def _precision_triage(analytic64, numeric, options, f0, x, estimate, verdicts, r
     """A float32 claim fails for its rule when its float64 twin fails too, and for its
     precision when only the float32 one does."""
     tol64 = Tolerance.default("float64", options.atol, options.rtol)
-    tau64 = tol64.of(analytic64, numeric.estimate if estimate is None else estimate, f0, x)
+    exact = numeric.complex_step if estimate is None else None
+    compared = numeric.estimate if estimate is None else estimate
+    # The twin is compared at the deciding atol: a user's gradient that computes in float32
+    # whatever its inputs carries float32 rounding in its "float64" twin too.
+    tau64 = tol64.of(analytic64, compared, f0, x, exact, deciding=True)
     x_scale = float(np.max(np.abs(x), initial=0.0))
     wide, wide_reasons = judge(analytic64, numeric, tau64, options.strict, estimate, x_scale)
     rule = wide == FAIL

@@ -39,11 +39,17 @@ REASONS = {
 }
 _NUMERIC_REASON = {S.NONFINITE: NONFINITE, S.NOISE: NOISE, S.KINK_CLOSE: KINK_CLOSE}
 
-# Defaults per dtype of the claim: (rtol, atol as a fraction of the gradient's scale).
+# Defaults per dtype of the claim: rtol, and atol as two fractions of the gradient's scale:
+# how accurate the numeric side must be to decide, and how far the claim may be from it.
+# They differ so that one small element next to large ones is still compared closely (a
+# wrong 2 beside 2e7 passed with a single 1e-6 of the scale) wherever the finite
+# differences are that accurate, without leaving undecided those where they are not.
 # The numeric side is float64 whatever the claim's dtype; float32 claims carry float32
 # rounding, and their rule is checked again in float64 (see `checker`).
-DEFAULTS = {"float64": (1e-5, 1e-6), "float32": (1e-4, 1e-5)}
+DEFAULTS = {"float64": (1e-5, 1e-6, 1e-9), "float32": (1e-4, 1e-5, 1e-5)}
 FLOOR = 1e-14  # the atol floor: this fraction of |f| per unit of input is rounding level
+RESOLVED = 1e-4  # a finite difference's resolution decides up to this part of the scale
+ZERO = 1e-10  # a claim this small, below what the steps resolve, may be a zero gradient
 
 
 @dataclass(frozen=True)
@@ -52,31 +58,50 @@ class Tolerance:
 
     rtol: float
     atol: float | None = None
-    scale_atol: float = 1e-6
+    scale_atol: float = 1e-6  # the numeric side's accuracy that decides (see DEFAULTS)
+    compare_atol: float = 1e-9  # the claim's distance from it that passes
 
     @classmethod
     def default(cls, dtype: str, atol: float | None = None, rtol: float | None = None):
-        r, scale = DEFAULTS.get(dtype, DEFAULTS["float64"])
-        return cls(r if rtol is None else rtol, atol, scale)
+        r, decide, compare = DEFAULTS.get(dtype, DEFAULTS["float64"])
+        return cls(r if rtol is None else rtol, atol, decide, compare)
 
-    def of(self, claim: np.ndarray, numeric: np.ndarray, f0: np.ndarray, x: np.ndarray):
+    def of(
+        self,
+        claim: np.ndarray,
+        numeric: np.ndarray,
+        f0: np.ndarray,
+        x: np.ndarray,
+        exact: np.ndarray | None = None,
+        deciding: bool = False,
+    ) -> np.ndarray:
         """(m, n) tolerances for a claim, its numeric estimate, the size of f near the
-        point (f(x), or the largest |f| the numeric side saw there) and the point."""
+        point (f(x), or the largest |f| the numeric side saw there) and the point.
+        ``exact`` (n,) marks the elements whose numeric side is the complex step: no
+        cancellation there, so no rounding floor from |f| (a large constant in f must not
+        hide a wrong gradient that the complex step resolves exactly). ``deciding``: the
+        accuracy the numeric side needs to decide, rather than the distance that passes."""
         relative = self.rtol * np.abs(np.nan_to_num(numeric, nan=0.0, posinf=0.0, neginf=0.0))
         if self.atol is not None:
             return self.atol + relative
-        return row_atol(self.scale_atol, claim, numeric, f0, x)[:, None] + relative
+        fraction = self.scale_atol if deciding else self.compare_atol
+        scaled, floor = row_atol(fraction, claim, numeric, f0, x)
+        if exact is None:
+            return np.maximum(scaled, floor)[:, None] + relative
+        floors = np.where(np.asarray(exact, dtype=bool)[None, :], 0.0, floor[:, None])
+        return np.maximum(np.maximum(scaled[:, None], floors), 1e-300) + relative
 
 
 def row_atol(fraction: float, claim: np.ndarray, numeric: np.ndarray, f0: np.ndarray, x):
-    """The default absolute tolerance of each output row: ``fraction`` of the largest
-    derivative in the row (claimed or numeric), at least rounding level for f's value."""
+    """The default absolute tolerance of each output row, in two parts: ``fraction`` of
+    the largest derivative in the row (claimed or numeric), and the rounding level for f's
+    value (what a finite difference cannot resolve)."""
     finite = np.where(np.isfinite(claim), np.abs(claim), 0.0)
     seen = np.where(np.isfinite(numeric), np.abs(numeric), 0.0)
     scale = np.maximum(finite.max(axis=1, initial=0.0), seen.max(axis=1, initial=0.0))
     x_scale = max(1.0, float(np.max(np.abs(x), initial=0.0)))
     floor = FLOOR * np.where(np.isfinite(f0), np.abs(f0), 0.0) / x_scale
-    return np.maximum(fraction * scale, np.maximum(floor, 1e-300))
+    return np.maximum(fraction * scale, 1e-300), np.maximum(floor, 1e-300)
 
 
 def judge(
@@ -86,23 +111,42 @@ def judge(
     strict: bool = False,
     estimate: np.ndarray | None = None,
     x_scale: float = 1.0,
+    accuracy: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Each element's verdict and reason. ``estimate`` replaces the numeric estimate for a
     fixed-step method (compared plainly, without its error); kinks and undecided points
-    are still told by the adaptive ``numeric``."""
+    are still told by the adaptive ``numeric``. ``accuracy`` (default ``tau``): the error
+    the numeric side may have and still decide; the claim must be within ``tau`` plus it."""
     # Where f does not change at all along an element (every difference exactly 0, no
     # rounding either: f is 0 there), the truth is 0 and a claim of rounding size — the
     # residue of terms that cancel, as autograd leaves it — is right.
     flat = (numeric.estimate == 0) & (numeric.error == 0)
     tau = np.where(flat, np.maximum(tau, 64 * S.EPS * max(1.0, x_scale)), tau)
+    accuracy = tau if accuracy is None else np.maximum(accuracy, tau)
     verdict = np.full(claim.shape, PASS, dtype=np.int8)
     reason = np.zeros(claim.shape, dtype=np.int8)
     fixed = estimate is not None
     value = estimate if fixed else numeric.estimate
     err = np.zeros(claim.shape) if fixed else numeric.error
     # An error within twice the best resolution any step could reach is as good as it
-    # gets: decided at that resolution rather than left undecided.
-    reach = tau if numeric.resolution is None else np.maximum(tau, 2 * numeric.resolution)
+    # gets: decided at that resolution rather than left undecided, but only where that
+    # resolution is a small part (RESOLVED) of the gradient's scale, or where the claim is
+    # a zero gradient: below RESOLVED of the resolution and below ZERO outright (cosh at its
+    # minimum: f(x ± h) = 1 + h²/2 resolves the derivative 0 to about 1e-12 only; a
+    # constant such as sum(inv(q) * q.T) = 3 has rounding residues of 1e-16 for gradient).
+    # A true gradient that small would pass there, as in any finite-difference check.
+    # Elsewhere finite differences cannot tell a wrong claim from a right one:
+    # f = 1e10 + 1e-3·x² has a resolution of about 1e-2, five times its gradient (a 1.5x
+    # wrong gradient passed before), and a claim they cannot resolve is undecided.
+    reach = accuracy
+    if numeric.resolution is not None:
+        claimed = np.where(np.isfinite(claim), np.abs(claim), 0.0).max(axis=1, initial=0.0)
+        seen = np.where(np.isfinite(value), np.abs(value), 0.0).max(axis=1, initial=0.0)
+        scale = np.maximum(claimed, seen)[:, None]
+        resolution = 2 * numeric.resolution
+        zero = (claimed[:, None] <= RESOLVED * resolution) & (claimed[:, None] <= ZERO)
+        usable = (resolution <= RESOLVED * scale) | zero
+        reach = np.where(usable, np.maximum(accuracy, resolution), accuracy)
     with np.errstate(all="ignore"):
         gap = np.abs(claim - value)
     smooth = numeric.kind == S.SMOOTH
