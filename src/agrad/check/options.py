@@ -63,6 +63,12 @@ class CheckOptions:
             problem = _problem(name, getattr(self, name), meta)
             if problem:
                 raise AgradValueError(f"--{name.replace('_', '-')} {problem}")
+        if self.order == 2 and self.method == "complex":
+            raise AgradValueError(
+                "--method complex goes with --order 1: --order 2 differentiates the "
+                "gradient (a backward pass at each point), which has no complex step; use "
+                "the default method"
+            )
 
     @property
     def fixed_step(self) -> bool:

@@ -218,6 +218,20 @@ def build_target(
     return target, extra, kind
 
 
+def refuse_unsupported(kind: str, options: Any, label: str) -> None:
+    """Settings a Python function cannot take (the CLI's and the suites' checks)."""
+    if options.order == 2:
+        raise AgradValueError(
+            f"order 2 goes with a program; {label} is checked for first derivatives"
+        )
+    if options.method == "complex" and kind != "agrad":
+        what = "a NumPy" if kind == "numpy" else "a PyTorch"
+        raise AgradValueError(
+            f"--method complex: {label} is {what} function; agrad takes the complex step "
+            "only through its own ops, which it knows to be analytic: use the default method"
+        )
+
+
 def _agrad_target(call: Callable, arguments: Mapping[str, Any], wrt: list[str], label: str):
     from ..engine.tensor import Tensor, wrap
     from .callables import AgradCallableTarget
