@@ -26,7 +26,7 @@ import inspect
 import os
 import sys
 import traceback
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +58,9 @@ def load_callable(spec: str, option: str = "--python") -> tuple[Callable, str, A
     else:
         try:
             module = importlib.import_module(where)
+        except SystemExit as exc:
+            raise UserCodeError(f"{label}: importing module {where!r} called "
+                                f"{exit_call(exc)}{IMPORT_EXIT_HINT}") from None  # fmt: skip
         except Exception as exc:  # the user's module: any error at import is theirs
             raise UserCodeError(
                 f"{label}: cannot import module {where!r}: {type(exc).__name__}: {exc}", exc
@@ -88,6 +91,10 @@ def _import_file(path: Path, label: str) -> Any:
     except SyntaxError as exc:
         raise UserCodeError(
             f"{label}: {path} has a syntax error at line {exc.lineno}: {exc.msg}", exc
+        ) from None
+    except SystemExit as exc:
+        raise UserCodeError(
+            f"{label}: importing {path} called {exit_call(exc)}{IMPORT_EXIT_HINT}"
         ) from None
     except Exception as exc:
         raise UserCodeError(
@@ -154,16 +161,51 @@ def bind(
     return arguments, wrt
 
 
+IMPORT_EXIT_HINT = (
+    "; agrad imports the file to find the function: put the script's own code under "
+    "if __name__ == '__main__':"
+)
+
+
+def exit_call(exc: SystemExit) -> str:
+    """``sys.exit(5)``, ``sys.exit()``, ``sys.exit('msg')``: how the user's code exited."""
+    return "sys.exit()" if exc.code is None else f"sys.exit({exc.code!r})"
+
+
+def _shapes(kwargs: Mapping[str, Any]) -> str:
+    return ", ".join(f"{k} (shape {tuple(np.shape(v))})" for k, v in kwargs.items())
+
+
+@contextlib.contextmanager
+def running_user_code(label: str) -> Iterator[None]:
+    """While the user's code runs (its import, its calls, its custom backward): what it
+    prints goes to stderr, so that stdout holds agrad's report alone (JSON, CSV or the
+    table), and an exit of its own (sys.exit anywhere) is an error naming it."""
+    with contextlib.redirect_stdout(sys.stderr):
+        try:
+            yield
+        except SystemExit as exc:
+            raise UserCodeError(
+                f"{label}: the code called {exit_call(exc)} during the check; a function "
+                "agrad checks must return its value: remove the exit"
+            ) from None
+
+
 def calling(func: Callable, label: str, expect: str) -> Callable:
     """``func`` with its failures reported as the user's, and its result checked."""
 
     def call(**kwargs: Any) -> Any:
         try:
             result = func(**kwargs)
-        except Exception as exc:
-            shapes = ", ".join(f"{k} (shape {tuple(np.shape(v))})" for k, v in kwargs.items())
+        except SystemExit as exc:  # not agrad's exit status: the user's function's doing
             raise UserCodeError(
-                f"{label} raised {type(exc).__name__}: {exc} (called with {shapes})", exc
+                f"{label} called {exit_call(exc)} (called with {_shapes(kwargs)}): a function "
+                "agrad checks must return its value; remove the exit"
+            ) from None
+        except Exception as exc:
+            raise UserCodeError(
+                f"{label} raised {type(exc).__name__}: {exc} (called with {_shapes(kwargs)})",
+                exc,
             ) from None
         return result
 
