@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import AgradValueError
+from .python_kind import WRITTEN, detect
 
 
 class UserCodeError(AgradValueError):
@@ -104,19 +105,6 @@ def _import_file(path: Path, label: str) -> Any:
         with contextlib.suppress(ValueError):
             sys.path.remove(folder)
     return module
-
-
-def framework(func: Callable, module: Any) -> str:
-    """ "agrad", "torch" or "numpy": what the function's module imported as its tensors."""
-    import agrad
-
-    values = list(vars(module).values()) + list(getattr(func, "__globals__", {}).values())
-    if any(v is agrad for v in values):
-        return "agrad"
-    torch = sys.modules.get("torch")
-    if torch is not None and any(v is torch for v in values):
-        return "torch"
-    return "numpy"
 
 
 def parameters(func: Callable, label: str) -> list[inspect.Parameter]:
@@ -191,8 +179,8 @@ def running_user_code(label: str) -> Iterator[None]:
             ) from None
 
 
-def calling(func: Callable, label: str, expect: str) -> Callable:
-    """``func`` with its failures reported as the user's, and its result checked."""
+def calling(func: Callable, label: str, expect: str, note: str = "") -> Callable:
+    """``func`` with its failures reported as the user's (``note``: how agrad called it)."""
 
     def call(**kwargs: Any) -> Any:
         try:
@@ -204,7 +192,7 @@ def calling(func: Callable, label: str, expect: str) -> Callable:
             ) from None
         except Exception as exc:
             raise UserCodeError(
-                f"{label} raised {type(exc).__name__}: {exc} (called with {_shapes(kwargs)})",
+                f"{label} raised {type(exc).__name__}: {exc} (called with {_shapes(kwargs)}){note}",
                 exc,
             ) from None
         return result
@@ -224,9 +212,9 @@ def build_target(
     """The target for ``--python spec`` (and ``--grad grad_spec``): returns the target, the
     hand gradient's claims when it is judged beside autograd (three-way), and a label."""
     func, label, module = load_callable(spec)
-    kind = framework(func, module)
+    kind, why = detect(func, module)
     arguments, wrt = bind(func, label, values, wrt)
-    call = calling(func, label, "the function")
+    call = calling(func, label, "the function", _called_as(kind, why))
     hand, grad_label = None, "the gradient function"
     if grad_spec is not None:
         grad_func, grad_label, _ = load_callable(grad_spec, "--grad")
@@ -258,6 +246,19 @@ def build_target(
         extra = hand_claims(hand(**plain), wrt, shapes, target.output_shape(wrt[0]),
                             f"--grad {grad_spec}")  # fmt: skip
     return target, extra, kind
+
+
+def _called_as(kind: str, why: str) -> str:
+    """What an error in the function adds: the kind agrad took it for, why, and how to
+    make it another."""
+    if kind == "numpy":
+        return ""
+    tensors = "agrad tensors" if kind == "agrad" else "torch tensors"
+    return (
+        f"; agrad called it with {tensors}, taking it for a function written "
+        f"{WRITTEN[kind]} ({why}); a NumPy function (with --grad) is one whose code "
+        "uses NumPy, not agrad or torch"
+    )
 
 
 def refuse_unsupported(kind: str, options: Any, label: str) -> None:
