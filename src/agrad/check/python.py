@@ -220,7 +220,7 @@ def build_target(
         grad_func, grad_label, _ = load_callable(grad_spec, "--grad")
         hand = calling(grad_func, grad_label, "the gradient")
     if grad_output is not None:
-        call, hand = _projected(call, hand, grad_output, kind)
+        call, hand = _projected(call, hand, grad_output, kind, wrt, grad_label)
     if kind == "agrad":
         target = _agrad_target(call, arguments, wrt, label)
     elif kind == "torch":
@@ -298,35 +298,80 @@ def _agrad_target(call: Callable, arguments: Mapping[str, Any], wrt: list[str], 
     return AgradCallableTarget(positional, inputs, wrt, [names.index(n) for n in wrt])
 
 
-def _projected(call: Callable, hand: Callable | None, u: np.ndarray, kind: str):
+def _projected(
+    call: Callable, hand: Callable | None, u: np.ndarray, kind: str, wrt: list[str],
+    grad_label: str,
+):  # fmt: skip
     """--grad-output: check the vector-Jacobian product, i.e. the gradient of sum(u·f)."""
+    u = _cotangent(u)
 
     def projected(**kwargs: Any) -> Any:
         out = call(**kwargs)
+        shape = tuple(np.shape(out))
+        if shape != u.shape:
+            raise AgradValueError(_shape_mismatch(u.shape, shape))
         weights = u
         if kind != "numpy":
             weights = type(out)(u) if kind == "torch" else _as_agrad(u, out)
             if kind == "torch":
                 weights = weights.to(out.dtype)
-        try:
-            return (out * weights).sum()
-        except Exception as exc:
-            raise AgradValueError(
-                f"--grad-output has shape {np.shape(u)}, the output {tuple(out.shape)}: {exc}"
-            ) from None
+        return (out * weights).sum()
 
-    def contract(block: Any) -> np.ndarray:  # a Jacobian block: output.shape + variable.shape
-        return np.tensordot(u, np.asarray(block, dtype=np.float64), axes=u.ndim)
+    def contract(name: str, block: Any, variable: Any) -> Any:
+        """A Jacobian block (output.shape + variable.shape) contracted with u."""
+        try:
+            array = np.asarray(block, dtype=np.float64)
+        except (TypeError, ValueError):
+            return block  # not numbers: hand_claims says so
+        expected = u.shape + tuple(np.shape(variable))
+        if array.shape != expected:
+            raise AgradValueError(
+                f"{grad_label}: the gradient for {name!r} has shape {array.shape}; with "
+                f"--grad-output it must be the Jacobian block, shape {expected} (the output's "
+                f"shape {u.shape} + {name}'s shape {tuple(np.shape(variable))}), which agrad "
+                "contracts with the --grad-output vector itself"
+            )
+        return np.tensordot(u, array, axes=u.ndim)
 
     def projected_hand(**kwargs: Any) -> Any:
         result = hand(**kwargs)
         if isinstance(result, Mapping):
-            return {k: contract(v) for k, v in result.items()}
-        if isinstance(result, (tuple, list)):
-            return [contract(v) for v in result]
-        return contract(result)
+            return {k: contract(k, v, kwargs.get(k)) if k in wrt else v
+                    for k, v in result.items()}  # fmt: skip
+        parts = list(result) if isinstance(result, (tuple, list)) else [result]
+        if len(parts) != len(wrt):
+            return result  # hand_claims says how many it expects
+        contracted = [contract(n, v, kwargs[n]) for n, v in zip(wrt, parts, strict=True)]
+        return contracted if isinstance(result, (tuple, list)) else contracted[0]
 
     return projected, (None if hand is None else projected_hand)
+
+
+def _cotangent(u: Any) -> np.ndarray:
+    """--grad-output's value: real, finite numbers."""
+    u = np.asarray(u)
+    if u.dtype.kind not in "fiub" or u.dtype.kind == "b":
+        raise AgradValueError(f"--grad-output must be real numbers, got {u.dtype.name} values")
+    u = u.astype(np.float64)
+    if not np.all(np.isfinite(u)):
+        flat = u.reshape(-1)
+        k = int(np.argmin(np.isfinite(flat)))
+        where = f" at index {tuple(int(i) for i in np.unravel_index(k, u.shape))}" if u.ndim else ""
+        raise AgradValueError(f"--grad-output must be finite numbers: it has {flat[k]}{where}")
+    return u
+
+
+def _shape_mismatch(given: tuple, output: tuple) -> str:
+    if not output:
+        return (
+            f"--grad-output has shape {given}, but the function's output is a single number "
+            "(shape ()): drop --grad-output (a single-number output's gradient is checked "
+            "as it is)"
+        )
+    return (
+        f"--grad-output has shape {given}; it must have the function's output's shape "
+        f"{output} (one weight per output element)"
+    )
 
 
 def _as_agrad(u: np.ndarray, like: Any) -> Any:
