@@ -22,6 +22,9 @@ def cube_grad(x): return 3 * x ** 2
 AGRAD_SOURCE = """import agrad as torch
 def cube(x): return (x ** 3).sum()
 """
+TORCH_SOURCE = """import torch
+def cube(x): return (x ** 3).sum()
+"""
 METHODS = ("complex", "ridders", "central", "forward", "richardson", "taylor")
 OPTIONS: dict[str, list[str]] = {
     "order 2": ["--order", "2"],
@@ -49,6 +52,7 @@ PAIRS = list(itertools.combinations(OPTIONS, 2))
 def sources(tmp_path, monkeypatch):
     (tmp_path / "np_cube.py").write_text(NUMPY_SOURCE)
     (tmp_path / "ag_cube.py").write_text(AGRAD_SOURCE)
+    (tmp_path / "torch_cube.py").write_text(TORCH_SOURCE)
     monkeypatch.chdir(tmp_path)
     return tmp_path
 
@@ -57,6 +61,7 @@ BASES = {
     "program": PROGRAM,
     "numpy": ["--python", "np_cube.py:cube", "--grad", "np_cube.py:cube_grad", "--set", "x=[1,2]"],
     "agrad": ["--python", "ag_cube.py:cube", "--set", "x=[1,2]"],
+    "torch": ["--python", "torch_cube.py:cube", "--set", "x=[1,2]"],
 }
 
 
@@ -71,6 +76,8 @@ def _runs_or_refuses(result) -> None:
 
 @pytest.mark.parametrize("base", list(BASES))
 def test_every_pair_of_options_runs_or_is_refused(cli, sources, base):
+    if base == "torch":
+        pytest.importorskip("torch")
     failures = []
     for a, b in PAIRS:
         result = cli(["check", *BASES[base], *OPTIONS[a], *OPTIONS[b]])
