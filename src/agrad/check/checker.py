@@ -213,7 +213,8 @@ def numeric_jacobian(
     _within_budget(var, options, use_complex)
     if options.method == "complex" and var.complex_batch is None:
         raise AgradValueError(
-            "--method complex needs a function whose every op is analytic (no relu, abs, "
+            f"{options.advice('method complex')} needs a function whose every op is "
+            "analytic (no relu, abs, "
             "max, clip, ...): the complex step is exact only there; use the default method"
         )
     if use_complex:
@@ -260,8 +261,7 @@ def _within_budget(var: Variable, options: CheckOptions, exact: bool) -> None:
         raise AgradLimitError(
             f"checking a variable of {n:,} elements one by one would take at least "
             f"{_duration(estimate)} (each element needs the whole function evaluated, "
-            f"{per_point * 1e3:.3g} ms a point); use --fast (random projections: a few "
-            "evaluations in all), or raise the budget with --max-seconds"
+            f"{per_point * 1e3:.3g} ms a point); {options.advice('budget')}"
         )
 
 

@@ -115,8 +115,8 @@ def _step(report, var, f0, options, i, j, where, count, a, n) -> Diagnosis:
     return Diagnosis(
         "step",
         f"the step is {size} for this function: with h = {forced:.3g}, finite differences "
-        f"give {_g(n)} at {where} where the gradient is {_g(a)}; the adaptive steps (drop "
-        "--eps / --method) agree with it",
+        f"give {_g(n)} at {where} where the gradient is {_g(a)}; the adaptive steps "
+        f"({options.advice('adaptive')}) agree with it",
         {"step": forced, "adaptive_step": adaptive},
     )
 
@@ -139,7 +139,7 @@ def _kink(report, var, f0, options, i, j, where, count, a, n) -> Diagnosis:
     left, right = report.left[i, j], report.right[i, j]
     return Diagnosis(
         "kink",
-        f"not differentiable at {count} element(s) (--strict counts kinks as failures): at "
+        f"not differentiable at {count} element(s) ({options.advice('strict')}): at "
         f"{where} the one-sided derivatives are {_g(left)} (left) and {_g(right)} (right), "
         f"the gradient is {_g(a)}",
         {"one_sided": [float(left), float(right)]},
@@ -188,7 +188,7 @@ def _undecided(report, var, f0, options, i, j, where, count, a, n, reason) -> Di
     return Diagnosis(
         "undecided",
         f"undecided at {count} element(s), e.g. {where} (gradient {_g(a)}): "
-        f"{texts.get(reason, 'no step decides')}; --allow-undecided passes such a check",
+        f"{texts.get(reason, 'no step decides')}; {options.advice('allow_undecided')}",
         {"reason": reason},
     )
 

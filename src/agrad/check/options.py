@@ -55,14 +55,31 @@ class CheckOptions:
         "refuse a check estimated (from a first block of evaluations) to take longer",
         (int, float), "a number of seconds",
     )  # fmt: skip
+    # Whose options the report's advice names: "cli" (--allow-undecided), "suite"
+    # (allow_undecided = true), "python" (CheckOptions' and check_numpy's keywords),
+    # "gradcheck" (gradcheck's own). Not a setting of the check, nor a suite key.
+    wording: str = field(default="python", metadata={"internal": True}, compare=False)
 
     def __post_init__(self) -> None:
         """Refuse settings that would make a check meaningless (a NaN step passes nothing)."""
+        if self.wording not in WORDINGS:
+            raise AgradValueError(f"wording must be one of {', '.join(WORDINGS)}")
         schema = self.keys()
         for name, meta in schema.items():
             problem = _problem(name, getattr(self, name), meta)
             if problem:
-                raise AgradValueError(f"--{name.replace('_', '-')} {problem}")
+                flag = f"--{name.replace('_', '-')}" if self.wording == "cli" else name
+                raise AgradValueError(f"{flag} {problem}")
+        if self.order == 2 and self.method == "complex":
+            raise AgradValueError(
+                "--method complex goes with --order 1: --order 2 differentiates the "
+                "gradient (a backward pass at each point), which has no complex step; use "
+                "the default method"
+            )
+
+    def advice(self, key: str) -> str:
+        """The advice ``key`` (see ADVICE) in the words of the caller's API."""
+        return ADVICE[key][WORDINGS.index(self.wording)]
 
     @property
     def fixed_step(self) -> bool:
@@ -75,7 +92,9 @@ class CheckOptions:
         return {name: dict(meta) for name, meta in _schema(cls).items()}
 
     @classmethod
-    def from_mapping(cls, values: dict[str, Any], where: str | None) -> CheckOptions:
+    def from_mapping(
+        cls, values: dict[str, Any], where: str | None, wording: str = "suite"
+    ) -> CheckOptions:
         """Options from a suite case, validated against the schema (other keys ignored);
         errors start with ``where`` when given."""
         prefix = f"{where}: " if where else ""
@@ -91,13 +110,54 @@ class CheckOptions:
             if problem:
                 raise AgradValueError(f"{prefix}{name} {problem}")
             given[name] = value
-        return cls(**given)
+        return cls(**given, wording=wording)
 
 
 @functools.cache
 def _schema(cls: type) -> dict[str, Any]:
-    """The fields' metadata, read once (options are made for every check)."""
-    return {f.name: f.metadata for f in dataclasses.fields(cls)}
+    """The settings' metadata, read once (options are made for every check)."""
+    return {f.name: f.metadata for f in dataclasses.fields(cls) if "internal" not in f.metadata}
+
+
+# The report's advice in each caller's words: the CLI's flags, a suite's keys, the Python
+# API's keywords (CheckOptions, agrad.check.check_numpy), gradcheck's (which lacks most).
+WORDINGS = ("cli", "suite", "python", "gradcheck")
+_FAST = "(random projections: a few evaluations in all)"
+ADVICE: dict[str, tuple[str, str, str, str]] = {
+    "allow_undecided": (
+        "--allow-undecided passes such a check",
+        "allow_undecided = true passes such a check",
+        "allow_undecided=True (CheckOptions, agrad.check.check_numpy) passes such a check; "
+        "gradcheck has no such option: check at another point",
+        "gradcheck has no option that passes such a check (agrad.check's "
+        "allow_undecided=True does): check at another point",
+    ),
+    "strict": (
+        "--strict counts kinks as failures",
+        "strict = true counts kinks as failures",
+        "strict=True counts kinks as failures",
+        "strict=True counts kinks as failures",
+    ),
+    "adaptive": (
+        "drop --eps / --method",
+        "drop eps and method",
+        "drop eps= (and method=)",
+        "drop eps=",
+    ),
+    "budget": (
+        f"use --fast {_FAST}, or raise the budget with --max-seconds",
+        f"use fast = true {_FAST}, or raise the budget with max_seconds",
+        f"use fast_mode=True in gradcheck, fast=True in CheckOptions {_FAST}, or raise "
+        "CheckOptions' budget max_seconds=",
+        f"use fast_mode=True {_FAST}, or smaller inputs",
+    ),
+    "method complex": (
+        "--method complex",
+        'method = "complex"',
+        'method="complex"',
+        'method="complex"',
+    ),
+}
 
 
 def _problem(name: str, value: Any, meta: Any) -> str | None:

@@ -26,13 +26,14 @@ import inspect
 import os
 import sys
 import traceback
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ..errors import AgradValueError
+from .python_kind import WRITTEN, detect
 
 
 class UserCodeError(AgradValueError):
@@ -58,6 +59,9 @@ def load_callable(spec: str, option: str = "--python") -> tuple[Callable, str, A
     else:
         try:
             module = importlib.import_module(where)
+        except SystemExit as exc:
+            raise UserCodeError(f"{label}: importing module {where!r} called "
+                                f"{exit_call(exc)}{IMPORT_EXIT_HINT}") from None  # fmt: skip
         except Exception as exc:  # the user's module: any error at import is theirs
             raise UserCodeError(
                 f"{label}: cannot import module {where!r}: {type(exc).__name__}: {exc}", exc
@@ -89,6 +93,10 @@ def _import_file(path: Path, label: str) -> Any:
         raise UserCodeError(
             f"{label}: {path} has a syntax error at line {exc.lineno}: {exc.msg}", exc
         ) from None
+    except SystemExit as exc:
+        raise UserCodeError(
+            f"{label}: importing {path} called {exit_call(exc)}{IMPORT_EXIT_HINT}"
+        ) from None
     except Exception as exc:
         raise UserCodeError(
             f"{label}: importing {path} raised {type(exc).__name__}: {exc}", exc
@@ -97,19 +105,6 @@ def _import_file(path: Path, label: str) -> Any:
         with contextlib.suppress(ValueError):
             sys.path.remove(folder)
     return module
-
-
-def framework(func: Callable, module: Any) -> str:
-    """ "agrad", "torch" or "numpy": what the function's module imported as its tensors."""
-    import agrad
-
-    values = list(vars(module).values()) + list(getattr(func, "__globals__", {}).values())
-    if any(v is agrad for v in values):
-        return "agrad"
-    torch = sys.modules.get("torch")
-    if torch is not None and any(v is torch for v in values):
-        return "torch"
-    return "numpy"
 
 
 def parameters(func: Callable, label: str) -> list[inspect.Parameter]:
@@ -154,16 +149,51 @@ def bind(
     return arguments, wrt
 
 
-def calling(func: Callable, label: str, expect: str) -> Callable:
-    """``func`` with its failures reported as the user's, and its result checked."""
+IMPORT_EXIT_HINT = (
+    "; agrad imports the file to find the function: put the script's own code under "
+    "if __name__ == '__main__':"
+)
+
+
+def exit_call(exc: SystemExit) -> str:
+    """``sys.exit(5)``, ``sys.exit()``, ``sys.exit('msg')``: how the user's code exited."""
+    return "sys.exit()" if exc.code is None else f"sys.exit({exc.code!r})"
+
+
+def _shapes(kwargs: Mapping[str, Any]) -> str:
+    return ", ".join(f"{k} (shape {tuple(np.shape(v))})" for k, v in kwargs.items())
+
+
+@contextlib.contextmanager
+def running_user_code(label: str) -> Iterator[None]:
+    """While the user's code runs (its import, its calls, its custom backward): what it
+    prints goes to stderr, so that stdout holds agrad's report alone (JSON, CSV or the
+    table), and an exit of its own (sys.exit anywhere) is an error naming it."""
+    with contextlib.redirect_stdout(sys.stderr):
+        try:
+            yield
+        except SystemExit as exc:
+            raise UserCodeError(
+                f"{label}: the code called {exit_call(exc)} during the check; a function "
+                "agrad checks must return its value: remove the exit"
+            ) from None
+
+
+def calling(func: Callable, label: str, expect: str, note: str = "") -> Callable:
+    """``func`` with its failures reported as the user's (``note``: how agrad called it)."""
 
     def call(**kwargs: Any) -> Any:
         try:
             result = func(**kwargs)
-        except Exception as exc:
-            shapes = ", ".join(f"{k} (shape {tuple(np.shape(v))})" for k, v in kwargs.items())
+        except SystemExit as exc:  # not agrad's exit status: the user's function's doing
             raise UserCodeError(
-                f"{label} raised {type(exc).__name__}: {exc} (called with {shapes})", exc
+                f"{label} called {exit_call(exc)} (called with {_shapes(kwargs)}): a function "
+                "agrad checks must return its value; remove the exit"
+            ) from None
+        except Exception as exc:
+            raise UserCodeError(
+                f"{label} raised {type(exc).__name__}: {exc} (called with {_shapes(kwargs)}){note}",
+                exc,
             ) from None
         return result
 
@@ -182,15 +212,15 @@ def build_target(
     """The target for ``--python spec`` (and ``--grad grad_spec``): returns the target, the
     hand gradient's claims when it is judged beside autograd (three-way), and a label."""
     func, label, module = load_callable(spec)
-    kind = framework(func, module)
+    kind, why = detect(func, module)
     arguments, wrt = bind(func, label, values, wrt)
-    call = calling(func, label, "the function")
+    call = calling(func, label, "the function", _called_as(kind, why))
     hand, grad_label = None, "the gradient function"
     if grad_spec is not None:
         grad_func, grad_label, _ = load_callable(grad_spec, "--grad")
         hand = calling(grad_func, grad_label, "the gradient")
     if grad_output is not None:
-        call, hand = _projected(call, hand, grad_output, kind)
+        call, hand = _projected(call, hand, grad_output, kind, wrt, grad_label)
     if kind == "agrad":
         target = _agrad_target(call, arguments, wrt, label)
     elif kind == "torch":
@@ -218,6 +248,33 @@ def build_target(
     return target, extra, kind
 
 
+def _called_as(kind: str, why: str) -> str:
+    """What an error in the function adds: the kind agrad took it for, why, and how to
+    make it another."""
+    if kind == "numpy":
+        return ""
+    tensors = "agrad tensors" if kind == "agrad" else "torch tensors"
+    return (
+        f"; agrad called it with {tensors}, taking it for a function written "
+        f"{WRITTEN[kind]} ({why}); a NumPy function (with --grad) is one whose code "
+        "uses NumPy, not agrad or torch"
+    )
+
+
+def refuse_unsupported(kind: str, options: Any, label: str) -> None:
+    """Settings a Python function cannot take (the CLI's and the suites' checks)."""
+    if options.order == 2:
+        raise AgradValueError(
+            f"order 2 goes with a program; {label} is checked for first derivatives"
+        )
+    if options.method == "complex" and kind != "agrad":
+        what = "a NumPy" if kind == "numpy" else "a PyTorch"
+        raise AgradValueError(
+            f"--method complex: {label} is {what} function; agrad takes the complex step "
+            "only through its own ops, which it knows to be analytic: use the default method"
+        )
+
+
 def _agrad_target(call: Callable, arguments: Mapping[str, Any], wrt: list[str], label: str):
     from ..engine.tensor import Tensor, wrap
     from .callables import AgradCallableTarget
@@ -241,35 +298,80 @@ def _agrad_target(call: Callable, arguments: Mapping[str, Any], wrt: list[str], 
     return AgradCallableTarget(positional, inputs, wrt, [names.index(n) for n in wrt])
 
 
-def _projected(call: Callable, hand: Callable | None, u: np.ndarray, kind: str):
+def _projected(
+    call: Callable, hand: Callable | None, u: np.ndarray, kind: str, wrt: list[str],
+    grad_label: str,
+):  # fmt: skip
     """--grad-output: check the vector-Jacobian product, i.e. the gradient of sum(u·f)."""
+    u = _cotangent(u)
 
     def projected(**kwargs: Any) -> Any:
         out = call(**kwargs)
+        shape = tuple(np.shape(out))
+        if shape != u.shape:
+            raise AgradValueError(_shape_mismatch(u.shape, shape))
         weights = u
         if kind != "numpy":
             weights = type(out)(u) if kind == "torch" else _as_agrad(u, out)
             if kind == "torch":
                 weights = weights.to(out.dtype)
-        try:
-            return (out * weights).sum()
-        except Exception as exc:
-            raise AgradValueError(
-                f"--grad-output has shape {np.shape(u)}, the output {tuple(out.shape)}: {exc}"
-            ) from None
+        return (out * weights).sum()
 
-    def contract(block: Any) -> np.ndarray:  # a Jacobian block: output.shape + variable.shape
-        return np.tensordot(u, np.asarray(block, dtype=np.float64), axes=u.ndim)
+    def contract(name: str, block: Any, variable: Any) -> Any:
+        """A Jacobian block (output.shape + variable.shape) contracted with u."""
+        try:
+            array = np.asarray(block, dtype=np.float64)
+        except (TypeError, ValueError):
+            return block  # not numbers: hand_claims says so
+        expected = u.shape + tuple(np.shape(variable))
+        if array.shape != expected:
+            raise AgradValueError(
+                f"{grad_label}: the gradient for {name!r} has shape {array.shape}; with "
+                f"--grad-output it must be the Jacobian block, shape {expected} (the output's "
+                f"shape {u.shape} + {name}'s shape {tuple(np.shape(variable))}), which agrad "
+                "contracts with the --grad-output vector itself"
+            )
+        return np.tensordot(u, array, axes=u.ndim)
 
     def projected_hand(**kwargs: Any) -> Any:
         result = hand(**kwargs)
         if isinstance(result, Mapping):
-            return {k: contract(v) for k, v in result.items()}
-        if isinstance(result, (tuple, list)):
-            return [contract(v) for v in result]
-        return contract(result)
+            return {k: contract(k, v, kwargs.get(k)) if k in wrt else v
+                    for k, v in result.items()}  # fmt: skip
+        parts = list(result) if isinstance(result, (tuple, list)) else [result]
+        if len(parts) != len(wrt):
+            return result  # hand_claims says how many it expects
+        contracted = [contract(n, v, kwargs[n]) for n, v in zip(wrt, parts, strict=True)]
+        return contracted if isinstance(result, (tuple, list)) else contracted[0]
 
     return projected, (None if hand is None else projected_hand)
+
+
+def _cotangent(u: Any) -> np.ndarray:
+    """--grad-output's value: real, finite numbers."""
+    u = np.asarray(u)
+    if u.dtype.kind not in "fiub" or u.dtype.kind == "b":
+        raise AgradValueError(f"--grad-output must be real numbers, got {u.dtype.name} values")
+    u = u.astype(np.float64)
+    if not np.all(np.isfinite(u)):
+        flat = u.reshape(-1)
+        k = int(np.argmin(np.isfinite(flat)))
+        where = f" at index {tuple(int(i) for i in np.unravel_index(k, u.shape))}" if u.ndim else ""
+        raise AgradValueError(f"--grad-output must be finite numbers: it has {flat[k]}{where}")
+    return u
+
+
+def _shape_mismatch(given: tuple, output: tuple) -> str:
+    if not output:
+        return (
+            f"--grad-output has shape {given}, but the function's output is a single number "
+            "(shape ()): drop --grad-output (a single-number output's gradient is checked "
+            "as it is)"
+        )
+    return (
+        f"--grad-output has shape {given}; it must have the function's output's shape "
+        f"{output} (one weight per output element)"
+    )
 
 
 def _as_agrad(u: np.ndarray, like: Any) -> Any:

@@ -69,6 +69,10 @@ class HessianTarget:
         n = self.tensors[name]._array.size
         return self._blocks[key][name].grad.astype(np.float64).reshape(n, n)
 
+    def vjp(self, name: str, u: np.ndarray) -> np.ndarray:
+        """uᵀH for one variable (--fast, --method taylor): from the Hessian block."""
+        return self.claim(name).T @ np.asarray(u, dtype=np.float64).reshape(-1)
+
 
 def check_hessian(session: Session, options: CheckOptions) -> CheckReport:
     report = check_target(HessianTarget(session), options)

@@ -63,6 +63,7 @@ class CaseResult:
     error: str = ""  # the case could not run: the message (an error case)
     snippet: str = ""  # with error: the offending program line and a caret
     suite: str = ""
+    internal: bool = False  # with error: a bug in agrad, not the case's input
 
     @property
     def outcome(self) -> str:
@@ -271,6 +272,14 @@ def _run_case(suite, i, case, names, update_golden, require_golden, allow_outsid
         result.golden = ""
     except MemoryError:
         result.ok, result.error = False, f"{where}: out of memory; use smaller inputs"
+    except RecursionError:
+        result.ok, result.error = False, f"{where}: nested too deeply to handle"
+    except Exception as exc:  # a bug in agrad: this case's error, the other cases still run
+        if os.environ.get("AGRAD_DEBUG"):
+            raise
+        result.ok, result.golden, result.internal = False, "", True
+        result.error = (f"{where}: internal error (a bug in agrad): {type(exc).__name__}: "
+                        f"{exc}; please report it with the suite")  # fmt: skip
     result.seconds = time.perf_counter() - t0
     return result
 
@@ -305,7 +314,7 @@ def _check_python(suite: Suite, case: dict[str, Any], allow_outside: bool):
     the suite's code, which only a suite the user runs can name."""
     from ..lang.values import parse_value, split_assignment
     from .checker import check_target
-    from .python import build_target, judge_hand
+    from .python import build_target, judge_hand, refuse_unsupported, running_user_code
 
     if "expect" in case:
         raise AgradValueError("expect goes with a program; a python case gives grad instead")
@@ -317,11 +326,15 @@ def _check_python(suite: Suite, case: dict[str, Any], allow_outside: bool):
         values[name] = value.astype(dtype) if value.dtype.kind == "f" else value
     specs = [_python_spec(suite, case[key], key, allow_outside) if key in case else None
              for key in ("python", "grad")]  # fmt: skip
-    target, hand, _ = build_target(specs[0], specs[1], values, list(case.get("wrt", [])))
-    options = CheckOptions.from_mapping(case, None)
-    report = check_target(target, options)
-    judge_hand(target, report, hand, options, f"grad {case.get('grad')}")
-    return report, golden.of_report(report, target), None
+    label = f"python {case['python']}"
+    with running_user_code(label):
+        target, hand, kind = build_target(specs[0], specs[1], values, list(case.get("wrt", [])))
+        options = CheckOptions.from_mapping(case, None)
+        refuse_unsupported(kind, options, label)
+        report = check_target(target, options)
+        judge_hand(target, report, hand, options, f"grad {case.get('grad')}")
+        recorded = golden.of_report(report, target)  # (calls the function once more)
+    return report, recorded, None
 
 
 def _python_spec(suite: Suite, spec: str, key: str, allow_outside: bool) -> str:

@@ -213,6 +213,7 @@ def check_command(
         allow_undecided=allow_undecided,
         seed=seed,
         max_seconds=max_seconds,
+        wording="cli",
     )
     if python is not None or grad is not None or grad_output is not None:
         from .check_python import check_python

@@ -25,7 +25,7 @@ def check_python(
     max_elements: int,
 ) -> Any:
     from ..check.checker import check_target
-    from ..check.python import build_target, judge_hand
+    from ..check.python import build_target, judge_hand, refuse_unsupported, running_user_code
     from ..lang.values import parse_value, split_assignment
 
     if python is None:
@@ -48,7 +48,9 @@ def check_python(
     u = None
     if grad_output is not None:
         u = parse_value(grad_output, "--grad-output", seed=seed, max_elements=max_elements)
-    target, hand, kind = build_target(python, grad, values, names, u)
-    report = check_target(target, options)
-    judge_hand(target, report, hand, options, f"--grad {grad}")
+    with running_user_code(f"--python {python}"):
+        target, hand, kind = build_target(python, grad, values, names, u)
+        refuse_unsupported(kind, options, f"--python {python}")
+        report = check_target(target, options)
+        judge_hand(target, report, hand, options, f"--grad {grad}")
     return report

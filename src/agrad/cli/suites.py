@@ -102,6 +102,8 @@ def run(
     if junit_xml:
         junit.write(results, junit_xml, protected)
     suite_report(results, fmt, precision)
+    if any(case.internal for r in results for case in r.cases):
+        return int(ExitCode.INTERNAL)  # reported among the cases; the others ran
     return int(ExitCode.OK if all(r.ok for r in results) else ExitCode.CHECK_FAILED)
 
 
