@@ -70,7 +70,7 @@ def gradcheck(
         problems += _dtype_problems(target)
     if check_batched_grad:
         problems += _batched_problems(target)
-    options = CheckOptions(eps=eps, atol=atol, rtol=rtol, fast=fast_mode)
+    options = CheckOptions(eps=eps, atol=atol, rtol=rtol, fast=fast_mode, wording="gradcheck")
     report = check_target(target, options)
     if report.ok and not problems:
         return True
