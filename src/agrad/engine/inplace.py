@@ -75,6 +75,9 @@ def write_view(view: Tensor, new: Tensor) -> None:
     base.grad_fn = result.grad_fn
     base._rg = True
     base._output_nr = 0
+    producer = new.grad_fn  # its saved output is now the view's: a later write spoils it
+    if producer is not None and getattr(getattr(producer, "op", None), "keeps_output", False):
+        base.__dict__.setdefault("_aliased", []).append(producer)
     refresh(base)
 
 
