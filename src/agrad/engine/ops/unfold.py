@@ -13,14 +13,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...errors import AgradShapeError
+from ...errors import AgradIndexError, AgradShapeError
 from .core import NOTHING, Case, Op, register
 
 
 def _unfold_shape(shape, dimension, size, step):
     n = len(shape)
     if not -n <= dimension < 0:
-        raise AgradShapeError(f"unfold: dimension {dimension} out of range for {n} dims")
+        raise AgradIndexError(
+            f"Dimension out of range (expected to be in range of [{-max(n, 1)}, "
+            f"{max(n, 1) - 1}], but got {dimension})"
+        )
     d = n + dimension
     if size > shape[d]:
         raise AgradShapeError(
@@ -78,7 +81,7 @@ register(
        cases=(Case(((2, 5),), {"dimension": -1, "size": 2, "step": 1}),
               Case(((4, 3),), {"dimension": -2, "size": 2, "step": 2}))),
     Op("unfold_backward", "UnfoldBackwardBackward0", _backward_forward, _backward_vjp,
-       _backward_shape, saves=NOTHING, explain="the windows of the gradient",
-       batch=_batch, grows=True, public=False, method=False,
+       _backward_shape, saves=NOTHING, explain="the windows of the gradient", grows=True,
+       public=False, method=False,
        cases=(Case(((2, 4, 2),), {"length": 5, "dimension": -1, "size": 2, "step": 1}),)),
 )  # fmt: skip
