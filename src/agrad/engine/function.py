@@ -22,7 +22,7 @@ from ..errors import AgradAutogradError
 from .function_node import FUNCTION_OP, FunctionCtx, FunctionNode
 from .grad_mode import STATE, no_grad
 from .ops.core import ShapeOnly
-from .tensor import WRITES, Tensor, mark_written, wrap
+from .tensor import COMPLEX_GRAD_ERROR, WRITES, Tensor, mark_written, wrap
 
 LEGACY_ERROR = (
     "Legacy autograd function with non-static forward method is deprecated. Please use "
@@ -208,6 +208,9 @@ def _record(cls: type[Function], ctx: FunctionCtx, args: tuple, next_: tuple, ou
         if any(o is d for d in non_diff) or o.dtype.kind not in "fc":
             results.append(t)
             continue
+        if o.dtype.kind == "c":
+            what = f"the complex output {k} of {cls.__name__}"
+            raise AgradAutogradError(COMPLEX_GRAD_ERROR.format(what=what))
         t._rg = True
         t.grad_fn = node
         if node.outputs != 1:

@@ -35,6 +35,11 @@ INPLACE_VIEW_ERROR = (
     "a view of a leaf Variable that requires grad is being used in an in-place operation."
 )
 FLOAT_ONLY_ERROR = "Only Tensors of floating point and complex dtype can require gradients"
+COMPLEX_GRAD_ERROR = (
+    "complex autograd is not supported: agrad differentiates real tensors only (its rules "
+    "are not PyTorch's conjugate Wirtinger ones), so {what} cannot require grad. Keep the "
+    "real and imaginary parts as two real tensors instead."
+)
 
 _new = object.__new__
 
@@ -122,6 +127,8 @@ class Tensor:
             raise _autograd_error(msg)
         if flag and self._array.dtype.kind not in "fc":
             raise _autograd_error(FLOAT_ONLY_ERROR)
+        if flag and self._array.dtype.kind == "c":
+            raise _autograd_error(COMPLEX_GRAD_ERROR.format(what=f"a {self.dtype} tensor"))
         self._rg = bool(flag)
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
