@@ -91,6 +91,12 @@ def _index_backward(t, g, shape, index, advanced):
     return z
 
 
+def _unfold_backward(t, g, length, dimension, size, step):
+    d = g.ndim - 1 + dimension
+    shape = (*g.shape[:d], length, *g.shape[d + 1 : -1])
+    return t.ops.aten.unfold_backward(g, shape, d, size, step)
+
+
 def _as_strided(t, x, ids):
     """PyTorch's as_strided for flat positions that form a strided grid (the test cases)."""
     ids = np.asarray(ids)
@@ -428,6 +434,14 @@ INFO: dict[str, Info] = {
         lambda t, *xs, axis=0: t.stack(xs, dim=axis),
         _cli("sum(stack([x, y]) ** 3)", "x", "y"),
         api="agrad.stack([x, y], 1)",
+    ),
+    "unfold": Info(
+        lambda t, x, dimension, size, step: x.unfold(dimension, size, step),
+        not_in_language="engine API only (Tensor.unfold)",
+        method="x.unfold(0, 2, 1)",
+    ),
+    "unfold_backward": Info(
+        _unfold_backward, not_in_language="used inside VJP rules", vjp_only=True
     ),
 }
 

@@ -62,6 +62,7 @@ def gradcheck(
         )
     if not check_backward_ad:
         return True
+    func, inputs = _distinct(func, inputs)
     target = AgradCallableTarget(func, inputs)
     problems = []
     if check_undefined_grad:
@@ -77,6 +78,27 @@ def gradcheck(
     if not raise_exception:
         return False
     raise GradcheckError(problems[0] if problems else describe(report, target, inputs))
+
+
+def _distinct(func: Callable[..., Any], inputs: tuple) -> tuple[Callable[..., Any], tuple]:
+    """A tensor passed more than once is one variable, as PyTorch's gradcheck sees it (it
+    perturbs the tensor itself, so every occurrence moves, and its analytic gradient is
+    the total one): ``func`` of the distinct inputs. (A report then numbers the inputs
+    among the distinct ones.)"""
+    first: dict[int, int] = {}
+    where = [
+        first.setdefault(id(x), i) if isinstance(x, Tensor) and x.requires_grad else i
+        for i, x in enumerate(inputs)
+    ]
+    if all(w == i for i, w in enumerate(where)):
+        return func, inputs
+    keep = [i for i, w in enumerate(where) if w == i]
+    slot = {i: k for k, i in enumerate(keep)}
+
+    def of_distinct(*args: Any) -> Any:
+        return func(*[args[slot[w]] for w in where])
+
+    return of_distinct, tuple(inputs[i] for i in keep)
 
 
 def _unsupported(forward_ad: bool, batched_forward: bool, masked: Any, nondet_tol: float):

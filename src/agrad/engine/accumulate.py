@@ -54,9 +54,12 @@ class _Leaves:
         self.capture = inputs is not None
         self.create_graph = create_graph
         self.slots: dict[int, int] = {}
+        self.repeated: list[tuple[int, int]] = []  # (index, its leaf's first index)
         for i, t in enumerate(inputs or ()):  # (a loop: a comprehension costs a frame)
             if t.grad_fn is None:
-                self.slots[id(t)] = i
+                first = self.slots.setdefault(id(t), i)
+                if first != i:  # the same leaf asked for twice gets its gradient twice
+                    self.repeated.append((i, first))
         self.found: dict[int, Any] = {}
         self.stored: set[int] = set()  # arrays already handed to a tensor's .grad
         self.hooked: dict[int, tuple[Tensor, Any]] = {}

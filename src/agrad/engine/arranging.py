@@ -14,7 +14,7 @@ import numpy as np
 from ..errors import AgradIndexError, AgradShapeError
 from . import shaping
 from .args import as_tensor, first
-from .ops.core import normalize_axis
+from .ops.core import TABLE, apply, normalize_axis
 from .public import API, public
 from .tensor import Tensor, wrap
 
@@ -246,7 +246,7 @@ def numel(input: Any) -> int:  # noqa: A002
 
 def unfold(self: Tensor, dimension: int, size: int, step: int) -> Tensor:
     """Tensor.unfold: the windows of ``size`` along ``dimension`` every ``step``, as a new
-    last dim (a gather: overlapping windows add up their gradients)."""
+    last dim: a view, as PyTorch's (overlapping windows add up their gradients)."""
     x = first(self)
     d = normalize_axis(dimension, max(x.ndim, 1), "unfold")
     n = x.shape[d] if x.ndim else 1
@@ -254,13 +254,9 @@ def unfold(self: Tensor, dimension: int, size: int, step: int) -> Tensor:
         raise AgradShapeError(f"maximum size for tensor at dimension {d} is {n} but size is {size}")
     if step <= 0:
         raise AgradShapeError(f"step is {step} but must be > 0")
-    count = (n - size) // step + 1
-    positions = np.arange(count)[:, None] * step + np.arange(size)[None, :]
     if x.ndim == 0:
         return shaping.reshape(x, (1,) * size) if size else x
-    windows = shaping.index(x, (slice(None),) * d + (positions,))
-    order = [*range(d + 1), *range(d + 2, x.ndim + 1), d + 1]
-    return shaping.permute(windows, order)
+    return apply(TABLE["unfold"], x, dimension=d - x.ndim, size=size, step=step)
 
 
 METHODS = {"unfold": unfold}

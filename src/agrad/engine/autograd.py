@@ -268,6 +268,9 @@ def run_backward(
         hooks.finish()
     if not capture:
         return None
+    for i, first in sink.repeated:
+        if first in sink.found:
+            sink.found[i] = sink.found[first]
     return list(map(sink.found.get, range(len(inputs or ()))))  # (no comprehension's frame)
 
 
@@ -324,7 +327,7 @@ def backward(
     if retain_graph is None:
         retain_graph = create_graph
     if inputs is not None:
-        wanted = _as_list(inputs)
+        wanted = list({id(t): t for t in _as_list(inputs)}.values())  # (one .grad each)
         if not wanted:
             raise AgradAutogradError("'inputs' argument to backward() cannot be empty.")
         if any(not t.requires_grad for t in wanted):

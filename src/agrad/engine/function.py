@@ -22,7 +22,7 @@ from ..errors import AgradAutogradError
 from .function_node import FUNCTION_OP, FunctionCtx, FunctionNode
 from .grad_mode import STATE, no_grad
 from .ops.core import ShapeOnly
-from .tensor import WRITES, Tensor, mark_written, wrap
+from .tensor import COMPLEX_GRAD_ERROR, WRITES, Tensor, mark_written, wrap
 
 LEGACY_ERROR = (
     "Legacy autograd function with non-static forward method is deprecated. Please use "
@@ -107,8 +107,10 @@ class Function(metaclass=FunctionMeta):
 
     @classmethod
     def _bind(cls, args: tuple, kwargs: dict) -> tuple:
-        """The arguments as forward's parameters, defaults filled in (PyTorch binds them
-        so that ``needs_input_grad`` and the gradients count every parameter)."""
+        """The arguments as forward receives them, as PyTorch's apply: with setup_context,
+        bound to forward's parameters with defaults filled in (``needs_input_grad`` and
+        the gradients count every parameter); with ``forward(ctx, ...)``, the arguments
+        given (a defaulted parameter not passed is not counted), keywords in place."""
         signature = _SIGNATURES.get(cls)
         if signature is None:
             signature = inspect.signature(cls.forward)
@@ -118,11 +120,20 @@ class Function(metaclass=FunctionMeta):
             _SIGNATURES[cls] = signature
         declared = signature.parameters.values()
         if not kwargs and (
-            len(args) == len(declared) or any(p.kind is p.VAR_POSITIONAL for p in declared)
+            len(args) == len(declared)
+            or any(p.kind is p.VAR_POSITIONAL for p in declared)
+            or not cls._uses_setup_context()
         ):
             return args  # nothing to bind or fill in: the common call, without bind's cost
         bound = signature.bind(*args, **kwargs)
-        bound.apply_defaults()
+        if cls._uses_setup_context():
+            bound.apply_defaults()
+        names = [p.name for p in declared if p.kind is p.POSITIONAL_OR_KEYWORD]
+        count = next((i for i, n in enumerate(names) if n not in bound.arguments), len(names))
+        if any(n in bound.arguments for n in names[count:]):  # a keyword after a gap
+            raise TypeError(
+                f"forward() missing required argument: '{names[count]}' (position {count})"
+            )
         if bound.kwargs:
             raise TypeError(
                 f"{cls.__name__}.apply: keyword-only parameters of forward "
@@ -197,6 +208,9 @@ def _record(cls: type[Function], ctx: FunctionCtx, args: tuple, next_: tuple, ou
         if any(o is d for d in non_diff) or o.dtype.kind not in "fc":
             results.append(t)
             continue
+        if o.dtype.kind == "c":
+            what = f"the complex output {k} of {cls.__name__}"
+            raise AgradAutogradError(COMPLEX_GRAD_ERROR.format(what=what))
         t._rg = True
         t.grad_fn = node
         if node.outputs != 1:

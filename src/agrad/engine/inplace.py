@@ -15,7 +15,14 @@ import numpy as np
 
 from .grad_mode import STATE
 from .ops.core import TABLE, apply
-from .tensor import INPLACE_LEAF_ERROR, Tensor, _autograd_error, mark_written, wrap
+from .tensor import (
+    COMPLEX_GRAD_ERROR,
+    INPLACE_LEAF_ERROR,
+    Tensor,
+    _autograd_error,
+    mark_written,
+    wrap,
+)
 from .views import OVERLAP_ERROR, check_multi_output, check_writable, view_ids
 
 
@@ -42,6 +49,8 @@ def inplace(self: Tensor, fn: Any, *args: Any) -> Tensor:
         mark_written(self)
         self._array[...] = result._array
         return self
+    if self._array.dtype.kind == "c":  # (a real value copied in would make it require grad)
+        raise _autograd_error(COMPLEX_GRAD_ERROR.format(what="a complex tensor written in place"))
     if base is not None:
         check_multi_output(self)
     source = wrap(self._array.copy(), self._rg, self.grad_fn)
@@ -75,6 +84,9 @@ def write_view(view: Tensor, new: Tensor) -> None:
     base.grad_fn = result.grad_fn
     base._rg = True
     base._output_nr = 0
+    producer = new.grad_fn  # its saved output is now the view's: a later write spoils it
+    if producer is not None and getattr(getattr(producer, "op", None), "keeps_output", False):
+        base.__dict__.setdefault("_aliased", []).append(producer)
     refresh(base)
 
 

@@ -243,3 +243,34 @@ def moveaxis(g: Any, source: tuple, destination: tuple, ns: Any = None) -> Any:
     for dst, src in sorted(zip(destination, source, strict=True)):
         axes.insert(dst, src)
     return (ns.permute if ns is not None else permute)(g, tuple(axes))
+
+
+def clone(a: Any) -> np.ndarray:
+    """A copy laid out as PyTorch's clone (preserve_format, ``infer_dense_strides``): the
+    dimensions ordered by stride (a transpose stays transposed), those of stride 0 (an
+    expand) left in place, the result dense."""
+    a = np.asarray(a)
+    strides, shape = a.strides, a.shape
+    perm = list(range(a.ndim))[::-1]  # fastest first
+
+    def swap(d0: int, d1: int) -> int:
+        s0, s1 = strides[d0], strides[d1]
+        if s0 == 0 or s1 == 0:
+            return 0
+        if s0 != s1:
+            return -1 if s0 < s1 else 1
+        return 1 if shape[d0] > shape[d1] else 0
+
+    for i in range(1, a.ndim):  # (PyTorch's stable insertion sort)
+        d1 = i
+        for d0 in range(i - 1, -1, -1):
+            c = swap(perm[d0], perm[d1])
+            if c > 0:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+            elif c < 0:
+                break
+    slowest = perm[::-1]
+    out = np.empty([shape[d] for d in slowest], dtype=a.dtype).transpose(np.argsort(slowest))
+    out[...] = a
+    return out

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ..errors import AgradShapeError
 from . import autograd, compat, fills, inplace, printing, reorder, shaping
 from . import functions as F
 from .args import as_tensor
 from .dtypes import DTYPES, DType, as_dtype, to_dtype
-from .ops.core import TABLE, UNARY
+from .ops.core import TABLE, UNARY, apply
 from .public import API, METHODS
 from .size import Size
 from .tensor import Tensor
@@ -65,6 +67,16 @@ def _rmatmul(self: Tensor, other: Any) -> Tensor:
 
 def _pos(self: Tensor) -> Tensor:
     return self
+
+
+def _contiguous(self: Tensor, memory_format: Any = None) -> Tensor:
+    """Itself when C-contiguous, else a C-ordered copy recorded as CloneBackward0, as
+    PyTorch's (clone keeps a transpose's strides; this copy is what view() accepts)."""
+    if self._array.flags.c_contiguous:
+        return self
+    out = apply(TABLE["clone"], self)
+    out._array = np.ascontiguousarray(out._array)  # (clone's rule never reads its output)
+    return out
 
 
 def _iter(self: Tensor):
@@ -135,8 +147,9 @@ def _clamp_(self: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: 
 
 
 def _fill(source: Tensor, value: Any) -> Tensor:
-    # Recorded as (self * 0) + value: no gradient flows to what self held before.
-    return F.add(F.mul(source, 0), value)
+    # Recorded as where(False, self, value): no gradient flows to what self held before,
+    # exactly 0 (self * 0 + value made inf or nan of an inf, and of an infinite cotangent).
+    return F.where(np.zeros(source.shape, dtype=bool), source, value)
 
 
 def _copy_from(source: Tensor, src: Any) -> Tensor:
@@ -203,7 +216,7 @@ def install() -> None:
         "clamp_": _clamp_, "clip_": _clamp_, "fill_": _fill_, "zero_": _zero_, "copy_": _copy_,
         "float": _cast("float32"), "double": _cast("float64"), "long": _cast("int64"),
         "int": _cast("int32"), "bool": _cast("bool"), "half": _cast("float16"),
-        "cpu": _identity, "contiguous": _identity, "where": _where,
+        "cpu": _identity, "contiguous": _contiguous, "where": _where,
         "shape": property(_shape), "dtype": property(_dtype), "size": _size,
         "nelement": _nelement,
     }  # fmt: skip

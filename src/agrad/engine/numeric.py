@@ -196,7 +196,8 @@ def logspace(start: Any, end: Any, steps: int, base: float = 10.0, *, dtype: Any
              requires_grad: bool = False, **_: Any) -> Tensor:  # fmt: skip
     exponents = np.linspace(float(start), float(end), int(steps))
     values = np.power(float(base), exponents)
-    return wrap(values.astype(dtype) if dtype is not None else values, requires_grad)
+    t = wrap(values.astype(dtype) if dtype is not None else values)
+    return t.requires_grad_() if requires_grad else t
 
 
 def _type_as(self: Tensor, other: Tensor) -> Tensor:

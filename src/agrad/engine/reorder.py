@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import AgradValueError
-from . import arranging, gathering, shaping
+from . import arranging, gathering, shaping, views
 from . import functions as F
 from .args import as_tensor, first
 from .escapes import read_values
@@ -157,7 +157,8 @@ def split(x: Any, split_size_or_sections: Any, dim: int = 0) -> tuple[Tensor, ..
     x = first(x)
     d = _dim(x, dim)
     n = x.shape[d]
-    if isinstance(split_size_or_sections, (list, tuple)):
+    given = isinstance(split_size_or_sections, (list, tuple))
+    if given:
         sizes = [int(s) for s in split_size_or_sections]
         if sum(sizes) != n:
             raise RuntimeError(
@@ -173,7 +174,7 @@ def split(x: Any, split_size_or_sections: Any, dim: int = 0) -> tuple[Tensor, ..
     for size in sizes:
         pieces.append(shaping.index(x, (slice(None),) * d + (slice(start, start + size),)))
         start += size
-    return tuple(pieces)
+    return views.mark_multi(tuple(pieces), "SplitWithSizes" if given else "Split")
 
 
 def chunk(x: Any, chunks: int, dim: int = 0) -> tuple[Tensor, ...]:

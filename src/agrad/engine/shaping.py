@@ -33,15 +33,27 @@ def reshape(x: Any, *shape: Any) -> Tensor:
 
 @public(method=True)
 def view(x: Any, *shape: Any) -> Tensor:
-    """``reshape`` for a tensor whose elements are laid out in order (PyTorch's view
-    refuses others, e.g. a transpose: use reshape, which copies)."""
+    """``reshape`` without a copy: PyTorch's view accepts a shape its strides allow (any,
+    for a contiguous tensor) and refuses others, e.g. a transpose flattened: use reshape,
+    which copies."""
     x = first(x)
-    if not x._array.flags.c_contiguous and x._array.size > 1:
+    target = OP["reshape"].shape_rule(x.shape, shape_of(shape))
+    array = x._array
+    if not array.flags.c_contiguous and array.size > 1 and not _viewable(array, target):
         raise AgradShapeError(
             "view size is not compatible with input tensor's size and stride (at least one "
             "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
         )
-    return reshape(x, *shape)
+    return apply(OP["reshape"], x, shape=target)
+
+
+def _viewable(array: np.ndarray, shape: tuple) -> bool:
+    """Whether ``array`` can take ``shape`` without a copy (NumPy's rule is PyTorch's)."""
+    try:
+        np.reshape(array, shape, copy=False)
+    except ValueError:
+        return False
+    return True
 
 
 @public(method=True)
@@ -154,7 +166,7 @@ def index(x: Any, key: Any) -> Tensor:
     return apply(OP["index"], x, index=full, advanced=advanced)
 
 
-@public()
+@public(method=True)
 def unbind(x: Any, dim: int = 0) -> tuple[Tensor, ...]:
     """The slices of ``x`` along ``dim`` (what iterating over a tensor gives)."""
     x = first(x)

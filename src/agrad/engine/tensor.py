@@ -35,6 +35,11 @@ INPLACE_VIEW_ERROR = (
     "a view of a leaf Variable that requires grad is being used in an in-place operation."
 )
 FLOAT_ONLY_ERROR = "Only Tensors of floating point and complex dtype can require gradients"
+COMPLEX_GRAD_ERROR = (
+    "complex autograd is not supported: agrad differentiates real tensors only (its rules "
+    "are not PyTorch's conjugate Wirtinger ones), so {what} cannot require grad. Keep the "
+    "real and imaginary parts as two real tensors instead."
+)
 
 _new = object.__new__
 
@@ -122,6 +127,8 @@ class Tensor:
             raise _autograd_error(msg)
         if flag and self._array.dtype.kind not in "fc":
             raise _autograd_error(FLOAT_ONLY_ERROR)
+        if flag and self._array.dtype.kind == "c":
+            raise _autograd_error(COMPLEX_GRAD_ERROR.format(what=f"a {self.dtype} tensor"))
         self._rg = bool(flag)
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
@@ -289,9 +296,11 @@ class Tensor:
         ESCAPES[0] += 1
         return self._array.tolist()
 
-    def numpy(self) -> np.ndarray:
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        """The array itself (shared memory, as PyTorch's); ``force=True`` is
+        ``detach().numpy()``, allowed on a tensor that requires grad."""
         ESCAPES[0] += 1
-        if self._rg and STATE.enabled:  # (PyTorch allows it under no_grad)
+        if self._rg and STATE.enabled and not force:  # (PyTorch allows it under no_grad)
             raise _autograd_error(
                 "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
                 "instead."
@@ -337,10 +346,17 @@ class Tensor:
 
 
 def mark_written(t: Tensor) -> None:
-    """Record an in-place write to ``t``: its version, and its producer's saved output."""
+    """Record an in-place write to ``t``: its version, and its producer's saved output —
+    and the saved outputs of the in-place ops written through views into its storage
+    before (PyTorch's relu_ through a view saves the view: a later write spoils it)."""
     bump_version(t)
     if t.grad_fn is not None:
         t.grad_fn.out_written = True
+    root = t._base if t._base is not None else t
+    aliased = root.__dict__.pop("_aliased", None)  # (see `inplace.write_view`)
+    if aliased:
+        for node in aliased:
+            node.out_written = True
 
 
 def to_data(value: Any) -> Any:

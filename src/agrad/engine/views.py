@@ -51,7 +51,8 @@ def register(op: Any, x: Any, out: Tensor, params: dict) -> None:
     if not STATE.enabled and root._rg:
         out.__dict__["_nograd_view"] = True
     if op.name == "unbind":  # one of several views: PyTorch refuses recorded writes into it
-        out.__dict__["_multi"] = next(i for i in params["index"] if isinstance(i, int))
+        k = next(i for i in params["index"] if isinstance(i, int))
+        out.__dict__["_multi"] = (k, "Unbind")
     views = root._views
     if views is None:
         views = root._views = []
@@ -76,6 +77,8 @@ def check_writable(t: Tensor) -> None:
             raise _autograd_error(OVERLAP_ERROR)
         raise _autograd_error("cannot write in place into a read-only tensor; clone() it first")
     base = t._base
+    if base is not None and _overlaps(t):  # overlapping windows (unfold)
+        raise _autograd_error(OVERLAP_ERROR)
     if base is not None and STATE.enabled:
         if base.grad_fn is None and base._rg:
             raise _autograd_error(INPLACE_VIEW_ERROR)
@@ -83,13 +86,38 @@ def check_writable(t: Tensor) -> None:
             raise _autograd_error(NO_GRAD_VIEW_ERROR)
 
 
+def mark_multi(pieces: tuple[Tensor, ...], name: str) -> tuple[Tensor, ...]:
+    """Mark the views a function returned several of (split's pieces): PyTorch refuses a
+    recorded in-place write into one (`check_multi_output`)."""
+    for k, piece in enumerate(pieces):
+        if piece._base is not None:
+            piece.__dict__["_multi"] = (k, name)
+    return pieces
+
+
+def _overlaps(view: Tensor) -> bool:
+    """Whether two elements of ``view`` are one element of its base: strides that keep
+    every dimension clear of the smaller ones' extent cannot overlap (the common case,
+    decided without looking at positions)."""
+    a = view._array
+    extent = a.itemsize
+    for stride, n in sorted((abs(s), n) for s, n in zip(a.strides, a.shape, strict=True) if n > 1):
+        if stride < extent:
+            ids = view_ids(view)
+            return bool(np.unique(ids).size != ids.size)
+        extent += stride * (n - 1)
+    return False
+
+
 def check_multi_output(t: Tensor) -> None:
-    """Refuse a recorded write into one of the views unbind (iteration) returned."""
-    k = t.__dict__.get("_multi")
-    if k is not None:
+    """Refuse a recorded write into one of the views unbind (iteration), split or chunk
+    returned (`mark_multi`)."""
+    multi = t.__dict__.get("_multi")
+    if multi is not None:
+        k, name = multi
         base: Any = t._base
         start = (
-            f"Output {k} of Unbind is a view and is being modified inplace."
+            f"Output {k} of {name} is a view and is being modified inplace."
             if base._rg
             else "A view was created in no_grad mode and is being modified inplace with grad "
             "mode enabled."

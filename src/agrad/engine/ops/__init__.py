@@ -18,6 +18,7 @@ from . import (  # noqa: F401 - each module registers its entries
     rounding,
     scatter,
     shape,
+    unfold,
     windows,
 )
 from .core import TABLE, Case, Op, apply

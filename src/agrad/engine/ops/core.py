@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from ...errors import AgradAutogradError
 from ...records import field, record, replace
 from .. import batching, limits, views
 from ..escapes import read_values
@@ -36,7 +37,7 @@ from ..shape_rules import (  # noqa: F401 - re-exported for the entries
     reduced_shape,
     same_shape,
 )
-from ..tensor import WRITES, Tensor, wrap
+from ..tensor import COMPLEX_GRAD_ERROR, WRITES, Tensor, wrap
 from .failures import explain_failure
 from .limit_check import check_limit
 
@@ -302,6 +303,10 @@ def _applier(intercepted: bool) -> Callable[..., Tensor]:
             if many is None:
                 return _untracked(op, inputs[0] if inputs else None, out, params)
             node, source = many, inputs[0]
+        if out.dtype.kind == "c":  # (never a silent wrong gradient: see COMPLEX_GRAD_ERROR)
+            raise AgradAutogradError(
+                COMPLEX_GRAD_ERROR.format(what=f"the complex result of {op.name}")
+            )
         result = _new(Tensor)  # (`wrap`'s work, without its call)
         producer: Any = node  # (Tensor declares grad_fn None until set)
         result._array, result._rg, result.grad_fn = out, True, producer

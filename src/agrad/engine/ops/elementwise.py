@@ -232,7 +232,7 @@ register(
           saves=OUTPUT, kink=True, special=(special([-1.0, 0.0, 2.0], at_kink=True),)),
     unary("reciprocal", "ReciprocalBackward0", np.reciprocal, _reciprocal_vjp,
           "d(1/a)/da = -1/a²", saves=OUTPUT, domain=(0.5, 2.0)),
-    unary("clone", "CloneBackward0", np.copy, _identity_vjp, "d a/da = 1", saves=NOTHING,
+    unary("clone", "CloneBackward0", kernels.clone, _identity_vjp, "d a/da = 1", saves=NOTHING,
           language=False),
     unary("softplus", "SoftplusBackward0", kernels.softplus, _softplus_vjp,
        "d softplus(a)/da = σ(β·a)", doc="log(1 + exp(beta*x))/beta, linear above threshold",

@@ -180,7 +180,8 @@ def _setitem_forward(old, value, index, advanced):
 def _setitem_vjp(ns, g, out, old, value, index, advanced):
     keep = np.ones(out.shape, dtype=bool)
     keep[index] = False
-    return g * keep, g[(Ellipsis, *index)]
+    # (0 where overwritten, even for an inf or nan cotangent there: PyTorch zeroes the slice)
+    return ns.where(keep, g, 0.0), g[(Ellipsis, *index)]
 
 
 def _as_strided_forward(x, ids):
@@ -207,7 +208,8 @@ def _copy_slices_vjp(ns, g, out, base, value, ids):
     keep = np.ones(n, dtype=bool)
     keep[np.ravel(ids)] = False
     lead = batch_of(g, out.ndim)
-    return g * keep.reshape(out.shape), g.reshape(lead + (n,))[(Ellipsis, ids)]
+    old = ns.where(keep.reshape(out.shape), g, 0.0)  # (0 where overwritten, as setitem's)
+    return old, g.reshape(lead + (n,))[(Ellipsis, ids)]
 
 
 def _copy_slices_shape(base, value, ids):

@@ -65,7 +65,12 @@ def _trace_shape(shape):
 
 
 def _diagonal_forward(x: Array, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Array:
-    return np.diagonal(x, offset, dim1, dim2).copy()  # (NumPy's view is read-only)
+    """A view of ``x``, as PyTorch's: writes through it reach ``x`` (`engine.views`)."""
+    d = np.diagonal(x, offset, dim1, dim2)  # (NumPy marks it read-only, x's memory or not)
+    if np.ndim(x) and x.flags.writeable and d.size:
+        d = d.view()
+        d.flags.writeable = True  # (allowed: its memory is the writable x's)
+    return d
 
 
 def _diagonal_vjp(ns, g, out, x, offset=0, dim1=0, dim2=1):
@@ -222,7 +227,7 @@ register(
     Op("diagonal", "DiagonalBackward0", _diagonal_forward, _diagonal_vjp, _diagonal_shape,
        saves=NOTHING, explain="d diagonal(A)/dA puts g back on the diagonal, zeros elsewhere",
        batch=trailing, language=True, doc="the diagonal (offset, dim1, dim2) as the last axis",
-       prepare=_diagonal_prepare,
+       prepare=_diagonal_prepare, view=True,
        cases=(Case(((3, 3),), {"dim1": -2, "dim2": -1}), Case(((2, 4),), {"offset": 1,
               "dim1": -2, "dim2": -1}), Case(((3, 2, 3),), {"offset": -1, "dim1": -3,
               "dim2": -1}))),
