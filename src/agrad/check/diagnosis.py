@@ -21,6 +21,7 @@ from .verdict import (
     CLAIM_NONFINITE,
     FAIL,
     INACCURATE,
+    JUMP,
     KINK_CLOSE,
     NOISE,
     NONFINITE,
@@ -167,6 +168,20 @@ def _subgradient(report, var, f0, options, i, j, where, count, a, n) -> Diagnosi
     )
 
 
+def _jump(report, var, f0, options, i, j, where, count, a, n) -> Diagnosis:
+    h = float(report.step[j])
+    size = abs(float(report.right[i, j]) - float(report.left[i, j])) * h
+    return Diagnosis(
+        "jump",
+        f"the function jumps at {count} element(s): at {where} f changes by about "
+        f"{_g(size)} within a step of {h:.3g} on one side (the one-sided quotients are "
+        f"{_g(report.left[i, j])} and {_g(report.right[i, j])}): it has no derivative there, "
+        f"so no gradient (here {_g(a)}) is right",
+        {"jump": size, "step": h, "one_sided": [float(report.left[i, j]),
+                                                float(report.right[i, j])]},
+    )  # fmt: skip
+
+
 def _nonfinite_claim(report, var, f0, options, i, j, where, count, a, n) -> Diagnosis:
     return Diagnosis(
         "non-finite gradient",
@@ -200,6 +215,7 @@ _BUILDERS = {
     STRICT_KINK: _kink,
     SUBGRADIENT: _subgradient,
     CLAIM_NONFINITE: _nonfinite_claim,
+    JUMP: _jump,
     **{
         code: (lambda *args, code=code: _undecided(*args, code))
         for code in (NONFINITE, NOISE, KINK_CLOSE, INACCURATE)

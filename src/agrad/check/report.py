@@ -63,7 +63,7 @@ class Element:
 @dataclass
 class Diagnosis:
     """Why a variable did not pass, with the evidence: one of "rule", "step",
-    "precision", "kink", "not a subgradient", "undecided"."""
+    "precision", "kink", "not a subgradient", "jump", "undecided"."""
 
     kind: str
     message: str

@@ -23,8 +23,9 @@ import numpy as np
 
 # Element classifications.
 SMOOTH, KINK, UNDECIDED = 0, 1, 2
-# Why an element is undecided.
-NONFINITE, NOISE, KINK_CLOSE = 1, 2, 3
+# Why an element is undecided (JUMP: the function jumps at the point, which the verdict
+# makes a failure: there is no derivative to claim).
+NONFINITE, NOISE, KINK_CLOSE, JUMP = 1, 2, 3, 4
 # How the one-sided gap scaled over the last levels of the ladder.
 SHAPE_OPEN, SHAPE_SMOOTH, SHAPE_FLAT, SHAPE_KINK, SHAPE_NEAR, SHAPE_NOISE = range(6)
 
@@ -354,7 +355,37 @@ class _LadderState:
         noisy = ~nonfinite & ~is_kink & ~near & ~np.isfinite(self.best_err)
         kind[noisy] = UNDECIDED
         reason[noisy] = NOISE
+        jump = noisy & self._jumps(columns, last)
+        reason[jump] = JUMP
+        if jump.any():  # the finest one-sided quotients, and the step they were taken at
+            for series, side in ((self.plus, out.right), (self.minus, out.left)):
+                finest = np.take_along_axis(np.stack(series), last[None], axis=0)[0]
+                side[jump] = finest[jump]
+            step_at = np.take_along_axis(np.stack(self.steps), last[None], axis=0)[0]
+            out.step[jump.any(axis=0)] = np.nanmax(np.where(jump, step_at, 0.0), axis=0)[
+                jump.any(axis=0)
+            ]
         out.kind[:], out.reason[:] = kind, reason
+
+    def _jumps(self, columns, last) -> np.ndarray:
+        """Where f jumps at the point: over the last three levels the one-sided gap grows
+        as 1/h, far above rounding, so h·gap (the jump's size) holds steady. (Rounding noise
+        grows as 1/h too, but stays within a few ulps of f: it is not significant.)"""
+        if len(self.gaps) < 3:
+            return np.zeros(self.best.shape, dtype=bool)
+        gaps, steps, noise = (np.stack(x) for x in (self.gaps, self.steps, self.gap_noise))
+        steady = np.ones(self.best.shape, dtype=bool)
+        sizes = []
+        for j in range(3):
+            at = np.maximum(last - j, 0)[None]
+            gap = np.take_along_axis(gaps, at, axis=0)[0]
+            h = np.take_along_axis(steps, at, axis=0)[0]
+            steady &= (last - j >= 0) & (gap > 64 * np.take_along_axis(noise, at, axis=0)[0])
+            sizes.append(gap * h)
+        with np.errstate(all="ignore"):
+            for a, b in ((sizes[0], sizes[1]), (sizes[1], sizes[2])):
+                steady &= (a / b > 0.7) & (a / b < 1.4)
+        return steady
 
 
 def element_scale(x: np.ndarray) -> np.ndarray:

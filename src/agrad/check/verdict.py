@@ -23,7 +23,7 @@ VERDICTS = ("pass", "fail", "kink", "undecided")
 
 # Why: failures, then undecided elements (0: nothing to say).
 RULE, STEP, PRECISION, STRICT_KINK, SUBGRADIENT, CLAIM_NONFINITE = 1, 2, 3, 4, 5, 6
-NONFINITE, NOISE, KINK_CLOSE, INACCURATE = 7, 8, 9, 10
+NONFINITE, NOISE, KINK_CLOSE, INACCURATE, JUMP = 7, 8, 9, 10, 11
 REASONS = {
     0: "",
     RULE: "rule",
@@ -36,6 +36,7 @@ REASONS = {
     NOISE: "rounding noise",
     KINK_CLOSE: "kink closer than any step",
     INACCURATE: "finite differences not accurate enough",
+    JUMP: "the function jumps",
 }
 _NUMERIC_REASON = {S.NONFINITE: NONFINITE, S.NOISE: NOISE, S.KINK_CLOSE: KINK_CLOSE}
 
@@ -168,6 +169,11 @@ def judge(
     verdict[undecided] = UNDECIDED
     for code, why in _NUMERIC_REASON.items():
         reason[undecided & (numeric.reason == code)] = why
+    # A jump at the point: no derivative exists there, so no claim is right (PyTorch's
+    # gradcheck fails it too); never "undecided", which --allow-undecided would pass.
+    jumps = undecided & (numeric.reason == S.JUMP)
+    verdict[jumps] = FAIL
+    reason[jumps] = JUMP
     bad_claim = ~np.isfinite(claim) & ~undecided
     verdict[bad_claim] = FAIL
     reason[bad_claim] = CLAIM_NONFINITE
