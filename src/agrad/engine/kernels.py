@@ -13,6 +13,7 @@ argument kinds the language converts its values to.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any, TypeAlias
 
 import numpy as np
@@ -274,3 +275,37 @@ def clone(a: Any) -> np.ndarray:
     out = np.empty([shape[d] for d in slowest], dtype=a.dtype).transpose(np.argsort(slowest))
     out[...] = a
     return out
+
+
+# The complex step (the checker's f'(x) = Im f(x + ih)/h) holds only where each op's
+# complex extension is holomorphic around the real point. sqrt, log and fractional powers
+# have a branch point at 0: sqrt(sum(v**2)) at v = 0 sees sqrt(-h²) = ih and returns the
+# one-sided slope 1 with full confidence, std at a constant vector likewise. So on complex
+# arrays these give nan wherever the argument is not safely inside the real domain (real
+# and >= 0, or a real part far above the imaginary one): the checker then falls back to
+# finite differences there, which see the kink.
+_BRANCH_MARGIN = 1e6
+
+
+def branch_guarded(fn: Callable[..., Array], shift: float = 0.0) -> Callable[..., Array]:
+    """``fn`` (a branch point at ``-shift``), nan on complex arguments off its safe side."""
+
+    def guarded(z: Array, *args: Any, **kwargs: Any) -> Array:
+        return _off_branch(z + shift, fn(z, *args, **kwargs))
+
+    return guarded
+
+
+def complex_power(x: Array, exponent: float) -> Array:
+    """x**exponent on complex arrays; a fractional power has sqrt's branch point at 0."""
+    out = x**exponent
+    return out if float(exponent).is_integer() else _off_branch(x, out)
+
+
+def _off_branch(w: Array, out: Array) -> Array:
+    if not np.iscomplexobj(w):
+        return out
+    safe = ((w.imag == 0) & (w.real >= 0)) | (w.real > _BRANCH_MARGIN * np.abs(w.imag))
+    if safe.all():
+        return out
+    return np.where(np.broadcast_to(safe, np.shape(out)), out, np.nan)

@@ -90,7 +90,10 @@ def _var_complex(x, axis=None, keepdims=False, correction=1):
 
 
 def _std_complex(x, axis=None, keepdims=False, correction=1):
-    return np.sqrt(_var_complex(x, axis, keepdims, correction))
+    return _GUARDED_SQRT(_var_complex(x, axis, keepdims, correction))
+
+
+_GUARDED_SQRT = kernels.branch_guarded(np.sqrt)  # std at a constant vector is a kink
 
 
 def _centered(ns, x, axis):
