@@ -49,6 +49,9 @@ _NUMERIC_REASON = {S.NONFINITE: NONFINITE, S.NOISE: NOISE, S.KINK_CLOSE: KINK_CL
 # rounding, and their rule is checked again in float64 (see `checker`).
 DEFAULTS = {"float64": (1e-5, 1e-6, 1e-9), "float32": (1e-4, 1e-5, 1e-5)}
 FLOOR = 1e-14  # the atol floor: this fraction of |f| per unit of input is rounding level
+# Where the complex step gave the numbers (exact), only the claim's own rounding is left:
+# a rule computed at the size of f (1 - tanh(20)² is 0, the truth 1.7e-17) is right.
+FLOOR_EXACT = 4 * S.EPS
 RESOLVED = 1e-4  # a finite difference's resolution decides up to this part of the scale
 ZERO = 1e-10  # a claim this small, below what the steps resolve, may be a zero gradient
 
@@ -79,9 +82,10 @@ class Tolerance:
         """(m, n) tolerances for a claim, its numeric estimate, the size of f near the
         point (f(x), or the largest |f| the numeric side saw there) and the point.
         ``exact`` (n,) marks the elements whose numeric side is the complex step: no
-        cancellation there, so no rounding floor from |f| (a large constant in f must not
-        hide a wrong gradient that the complex step resolves exactly). ``deciding``: the
-        accuracy the numeric side needs to decide, rather than the distance that passes."""
+        cancellation there, so the rounding floor from |f| is the claim's own, FLOOR_EXACT
+        (a large constant in f must not hide a wrong gradient the complex step resolves).
+        ``deciding``: the accuracy the numeric side needs to decide, rather than the
+        distance that passes."""
         relative = self.rtol * np.abs(np.nan_to_num(numeric, nan=0.0, posinf=0.0, neginf=0.0))
         if self.atol is not None:
             return self.atol + relative
@@ -89,7 +93,11 @@ class Tolerance:
         scaled, floor = row_atol(fraction, claim, numeric, f0, x)
         if exact is None:
             return np.maximum(scaled, floor)[:, None] + relative
-        floors = np.where(np.asarray(exact, dtype=bool)[None, :], 0.0, floor[:, None])
+        floors = np.where(
+            np.asarray(exact, dtype=bool)[None, :],
+            floor[:, None] * (FLOOR_EXACT / FLOOR),
+            floor[:, None],
+        )
         return np.maximum(np.maximum(scaled[:, None], floors), 1e-300) + relative
 
 
