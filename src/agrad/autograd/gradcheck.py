@@ -218,6 +218,12 @@ def gradgradcheck(
     inputs = _as_tuple(inputs)
     with set_grad_enabled(True):
         outputs = _as_tuple(func(*inputs))
+    # As PyTorch: only the outputs that require grad are differentiated (an argmax or a
+    # constant beside them has no second derivative to check, and is not an error).
+    kept = [i for i, o in enumerate(outputs) if isinstance(o, Tensor) and o.requires_grad]
+    if not kept:
+        return True
+    outputs = tuple(outputs[i] for i in kept)
     rng = np.random.default_rng(0)
     if grad_outputs is None:
         vs = [wrap(rng.standard_normal(o.shape).astype(o.dtype), True) for o in outputs]
@@ -228,7 +234,8 @@ def gradgradcheck(
 
     def first_derivative(*args: Any) -> tuple:
         ins, cotangents = args[:count], list(args[count:])
-        outs = _as_tuple(func(*ins))
+        every = _as_tuple(func(*ins))
+        outs = [every[i] for i in kept]
         wanted = [a for a in ins if isinstance(a, Tensor) and a.requires_grad]
         gs = grad(list(outs), wanted, grad_outputs=cotangents, create_graph=True,
                   allow_unused=True)  # fmt: skip
