@@ -155,15 +155,12 @@ def _compare(target, name, var, options, rng, claim) -> VariableReport:
     size = np.maximum(np.abs(f0), numeric.magnitude) if numeric.magnitude is not None else f0
     exact = numeric.complex_step if estimate is None else None
     compared = numeric.estimate if estimate is None else estimate
-    tau = tol.of(claim, compared, size, x, exact)
-    accuracy = tol.of(claim, compared, size, x, exact, deciding=True)
+    tau, accuracy = tol.bounds(claim, compared, size, x, exact)
     x_scale = float(np.max(np.abs(x), initial=0.0))
     verdicts, reasons = judge(claim, numeric, tau, options.strict, estimate, x_scale, accuracy)
     if estimate is not None:  # a forced step that fails where the adaptive one passes
-        exact, value = numeric.complex_step, numeric.estimate
-        loose = tol.of(claim, value, size, x, exact, deciding=True)
-        adaptive, _ = judge(claim, numeric, tol.of(claim, value, size, x, exact),
-                            x_scale=x_scale, accuracy=loose)  # fmt: skip
+        adaptive_tau, loose = tol.bounds(claim, numeric.estimate, size, x, numeric.complex_step)
+        adaptive, _ = judge(claim, numeric, adaptive_tau, x_scale=x_scale, accuracy=loose)
         step_only = (verdicts == FAIL) & (reasons == RULE) & (adaptive == PASS)
         reasons[step_only] = STEP
     tests, more = _subgradient_tests(var, f0, claim, tau, verdicts, reasons, rng)

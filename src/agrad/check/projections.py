@@ -64,8 +64,7 @@ def _project(target, name, var, options, rng) -> tuple[VariableReport, np.ndarra
         climbed = S.ladder(var.along_directions(v, project=u), f0u[:, rest], rest,
                            start[rest], tau[:, rest], claim[:, rest])  # fmt: skip
         numeric.merge(rest, climbed)
-    tau = tol.of(claim, numeric.estimate, scale_f, x, numeric.complex_step)
-    accuracy = tol.of(claim, numeric.estimate, scale_f, x, numeric.complex_step, True)
+    tau, accuracy = tol.bounds(claim, numeric.estimate, scale_f, x, numeric.complex_step)
     verdicts, reasons = judge(claim, numeric, tau, strict=True, accuracy=accuracy)
     report = _report(name, target, claim, numeric, tau, verdicts, reasons, options)
     report.evaluations = numeric.evaluations

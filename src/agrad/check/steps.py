@@ -342,8 +342,8 @@ class _LadderState:
             return np.where(is_kink, (RATIO * fine - coarse) / (RATIO - 1), np.nan)
 
         out.right[:], out.left[:] = extrapolated(self.plus), extrapolated(self.minus)
+        step_at = np.take_along_axis(np.stack(self.steps), last[None], axis=0)[0]
         if is_kink.any():
-            step_at = np.take_along_axis(np.stack(self.steps), last[None], axis=0)[0]
             kink_columns = is_kink.any(axis=0)
             out.step[kink_columns] = np.nanmax(step_at[:, kink_columns], axis=0)
         near = shape == SHAPE_NEAR
@@ -361,10 +361,8 @@ class _LadderState:
             for series, side in ((self.plus, out.right), (self.minus, out.left)):
                 finest = np.take_along_axis(np.stack(series), last[None], axis=0)[0]
                 side[jump] = finest[jump]
-            step_at = np.take_along_axis(np.stack(self.steps), last[None], axis=0)[0]
-            out.step[jump.any(axis=0)] = np.nanmax(np.where(jump, step_at, 0.0), axis=0)[
-                jump.any(axis=0)
-            ]
+            jump_columns = jump.any(axis=0)
+            out.step[jump_columns] = np.nanmax(step_at[:, jump_columns], axis=0)
         out.kind[:], out.reason[:] = kind, reason
 
     def _jumps(self, columns, last) -> np.ndarray:

@@ -86,31 +86,40 @@ class Tolerance:
         (a large constant in f must not hide a wrong gradient the complex step resolves).
         ``deciding``: the accuracy the numeric side needs to decide, rather than the
         distance that passes."""
+        compare, decide = self.bounds(claim, numeric, f0, x, exact)
+        return decide if deciding else compare
+
+    def bounds(
+        self,
+        claim: np.ndarray,
+        numeric: np.ndarray,
+        f0: np.ndarray,
+        x: np.ndarray,
+        exact: np.ndarray | None = None,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """`of`'s two tolerances at once: the distance that passes, the accuracy that
+        decides (`judge`'s ``tau`` and ``accuracy``)."""
         relative = self.rtol * np.abs(np.nan_to_num(numeric, nan=0.0, posinf=0.0, neginf=0.0))
         if self.atol is not None:
-            return self.atol + relative
-        fraction = self.scale_atol if deciding else self.compare_atol
-        scaled, floor = row_atol(fraction, claim, numeric, f0, x)
-        if exact is None:
-            return np.maximum(scaled, floor)[:, None] + relative
-        floors = np.where(
-            np.asarray(exact, dtype=bool)[None, :],
-            floor[:, None] * (FLOOR_EXACT / FLOOR),
-            floor[:, None],
+            tau = self.atol + relative
+            return tau, tau
+        scale = row_scale(claim, numeric)[:, None]
+        x_scale = max(1.0, float(np.max(np.abs(x), initial=0.0)))
+        unit = (np.where(np.isfinite(f0), np.abs(f0), 0.0) / x_scale)[:, None]  # |f| per x
+        exact_columns = np.zeros(relative.shape[1], dtype=bool) if exact is None else exact
+        floor = unit * np.where(np.asarray(exact_columns, dtype=bool), FLOOR_EXACT, FLOOR)
+        floor = np.maximum(floor, 1e-300)
+        return (
+            np.maximum(self.compare_atol * scale, floor) + relative,
+            np.maximum(self.scale_atol * scale, floor) + relative,
         )
-        return np.maximum(np.maximum(scaled[:, None], floors), 1e-300) + relative
 
 
-def row_atol(fraction: float, claim: np.ndarray, numeric: np.ndarray, f0: np.ndarray, x):
-    """The default absolute tolerance of each output row, in two parts: ``fraction`` of
-    the largest derivative in the row (claimed or numeric), and the rounding level for f's
-    value (what a finite difference cannot resolve)."""
-    finite = np.where(np.isfinite(claim), np.abs(claim), 0.0)
-    seen = np.where(np.isfinite(numeric), np.abs(numeric), 0.0)
-    scale = np.maximum(finite.max(axis=1, initial=0.0), seen.max(axis=1, initial=0.0))
-    x_scale = max(1.0, float(np.max(np.abs(x), initial=0.0)))
-    floor = FLOOR * np.where(np.isfinite(f0), np.abs(f0), 0.0) / x_scale
-    return np.maximum(fraction * scale, 1e-300), np.maximum(floor, 1e-300)
+def row_scale(claim: np.ndarray, numeric: np.ndarray) -> np.ndarray:
+    """Each output row's scale: its largest finite derivative, claimed or numeric."""
+    finite = np.where(np.isfinite(claim), np.abs(claim), 0.0).max(axis=1, initial=0.0)
+    seen = np.where(np.isfinite(numeric), np.abs(numeric), 0.0).max(axis=1, initial=0.0)
+    return np.maximum(finite, seen)
 
 
 def judge(
@@ -150,8 +159,7 @@ def judge(
     reach = accuracy
     if numeric.resolution is not None:
         claimed = np.where(np.isfinite(claim), np.abs(claim), 0.0).max(axis=1, initial=0.0)
-        seen = np.where(np.isfinite(value), np.abs(value), 0.0).max(axis=1, initial=0.0)
-        scale = np.maximum(claimed, seen)[:, None]
+        scale = row_scale(claim, value)[:, None]
         resolution = 2 * numeric.resolution
         zero = (claimed[:, None] <= RESOLVED * resolution) & (claimed[:, None] <= ZERO)
         usable = (resolution <= RESOLVED * scale) | zero

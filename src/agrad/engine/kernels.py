@@ -296,6 +296,11 @@ def branch_guarded(fn: Callable[..., Array], shift: float = 0.0) -> Callable[...
     return guarded
 
 
+def complex_sqrt(z: Array) -> Array:
+    """sqrt for the complex step (sqrt, std, hypot): nan off its safe side."""
+    return _off_branch(z, np.sqrt(z))
+
+
 def complex_power(x: Array, exponent: float) -> Array:
     """x**exponent on complex arrays; a fractional power has sqrt's branch point at 0."""
     out = x**exponent

@@ -205,7 +205,7 @@ register(
     unary("expm1", "Expm1Backward0", np.expm1, _expm1_vjp, "d (exp(a)-1)/da = exp(a)",
           saves=OUTPUT),
     unary("sqrt", "SqrtBackward0", np.sqrt, _sqrt_vjp, "d sqrt(a)/da = 1/(2·sqrt(a))",
-          saves=OUTPUT, domain=(0.2, 3.0), complex_forward=kernels.branch_guarded(np.sqrt)),
+          saves=OUTPUT, domain=(0.2, 3.0), complex_forward=kernels.complex_sqrt),
     unary("abs", "AbsBackward0", np.abs, _abs_vjp, "d |a|/da = sign(a)", kink=True,
           special=(special([-1.0, 0.0, 2.0], at_kink=True),)),
     unary("sign", "SignBackward0", _sign, _zero_vjp, "d sign(a)/da = 0", saves=NOTHING,

@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 
-from ..kernels import Array, branch_guarded
+from ..kernels import Array, complex_sqrt
 from ..node import Node
 from .core import (
     BINARY,
@@ -131,7 +131,7 @@ def _atan2_complex(a: Array, b: Array) -> Array:
 
 
 def _hypot_complex(a: Array, b: Array) -> Array:
-    return branch_guarded(np.sqrt)(a * a + b * b)  # hypot(0, 0) is a kink
+    return complex_sqrt(a * a + b * b)  # hypot(0, 0) is a kink
 
 
 def _logaddexp_complex(exp, log):

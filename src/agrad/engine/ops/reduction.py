@@ -90,10 +90,7 @@ def _var_complex(x, axis=None, keepdims=False, correction=1):
 
 
 def _std_complex(x, axis=None, keepdims=False, correction=1):
-    return _GUARDED_SQRT(_var_complex(x, axis, keepdims, correction))
-
-
-_GUARDED_SQRT = kernels.branch_guarded(np.sqrt)  # std at a constant vector is a kink
+    return kernels.complex_sqrt(_var_complex(x, axis, keepdims, correction))  # (a kink at 0)
 
 
 def _centered(ns, x, axis):
