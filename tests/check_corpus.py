@@ -5,8 +5,9 @@ lambda beside the function); wrong claims are the exact gradient broken the ways
 gradients break: scaled by 1.01 or 1.001, a sign flipped, transposed, a broadcast sum
 forgotten (a mean, or one row, in its place), one element of 1000 wrong. Points are the
 hard ones: high curvature (exp(k·x) up to k = 1e6), near poles and log(0), large
-magnitude, tiny gradients, minima, float32, 1,000 inputs, true kinks (where any valid
-subgradient is right) and near-kinks (relu at 1e-9, where only the derivative is).
+magnitude (sin at 1e11, where steps relative to x are far too coarse), tiny gradients,
+minima, float32, 1,000 inputs, true kinks (where any valid subgradient is right) and
+near-kinks (relu at 1e-9, where only the derivative is).
 
 Used by tests/test_check_corpus.py (the verdicts) and benchmarks/bench_corpus.py (the
 confusion table beside torch.autograd.gradcheck on the same pairs).
@@ -72,6 +73,9 @@ SMOOTH = [
     ("tan near pi/2", lambda x: np.sum(np.tan(x)), lambda x: 1 / np.cos(x) ** 2,
      np.array([np.pi / 2 - 1e-4, 1.5])),
     ("sin at 1e6", lambda x: np.sum(np.sin(x)), lambda x: np.cos(x), np.array([1e6, -3e6])),
+    ("sin at 1e11", lambda x: np.sum(np.sin(x)), lambda x: np.cos(x), np.array([1e11, -3e8])),
+    ("x/1e3 + sin at 1e6", lambda x: np.sum(x / 1e3 + np.sin(x)), lambda x: 1e-3 + np.cos(x),
+     np.array([2e5, -7e6])),
     ("sin(1e4 x)", lambda x: np.sum(np.sin(1e4 * x)), lambda x: 1e4 * np.cos(1e4 * x),
      _lin(0.1, 0.9, 5)),
     ("x² at 1e6", lambda x: np.sum(x**2), lambda x: 2 * x, np.array([1e6, -2e6])),

@@ -21,6 +21,7 @@ from ..errors import AgradLimitError, AgradValueError
 from . import steps as S
 from .complex_step import complex_step
 from .diagnosis import diagnose
+from .ladder import ladder
 from .numeric import default_eps, differences
 from .options import FIXED, CheckOptions
 from .recorded import ReplayMismatch
@@ -221,7 +222,7 @@ def numeric_jacobian(
         result = S.Numeric.empty(m, n)
         rest = np.arange(n)
     if rest.size:
-        climbed = S.ladder(
+        climbed = ladder(
             var.along_coordinates(),
             f0,
             rest,
@@ -299,7 +300,7 @@ def _subgradient_tests(var, f0, claim, tau, verdicts, reasons, rng):
     start = S.START * max(1.0, float(np.max(np.abs(x[columns]))))
     projected = claim @ directions.T
     accuracy = np.abs(tau) @ np.abs(directions.T)
-    along = S.ladder(
+    along = ladder(
         var.along_directions(directions),
         f0,
         np.arange(len(directions)),

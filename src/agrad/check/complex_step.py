@@ -4,7 +4,7 @@ It has no cancellation, so no step to choose; it holds only where f is holomorph
 the real point, which the caller decides (the op table knows which ops have kinks).
 Its real part is compared with f(x) and a second step is taken, so a branch cut or a
 kernel that is not holomorphic shows up as disagreement, and that element is left
-UNDECIDED for the caller to hand to the ladder (`steps.ladder`).
+UNDECIDED for the caller to hand to the ladder (`ladder.ladder`).
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ import numpy as np
 from . import steps as S
 from .complex_step import complex_step
 from .diagnosis import diagnose
+from .ladder import ladder
 from .options import CheckOptions
 from .report import Diagnosis, VariableReport
 from .targets import Target
@@ -61,7 +62,7 @@ def _project(target, name, var, options, rng) -> tuple[VariableReport, np.ndarra
         numeric = S.Numeric.empty(1, count)
         rest = np.arange(count)
     if rest.size:
-        climbed = S.ladder(var.along_directions(v, project=u), f0u[:, rest], rest,
+        climbed = ladder(var.along_directions(v, project=u), f0u[:, rest], rest,
                            start[rest], tau[:, rest], claim[:, rest])  # fmt: skip
         numeric.merge(rest, climbed)
     tau, accuracy = tol.bounds(claim, numeric.estimate, scale_f, x, numeric.complex_step)
