@@ -303,7 +303,9 @@ class _LadderState:
             converging = steady.copy()
             for series in (self.plus, self.minus):
                 q = [back(series, j) for j in range(3)]
-                n0 = noise[0] / 4
+                # (a change of a few ulps of the quotient is its own rounding: std at a
+                # constant vector is |h|·c, its quotients ±c to the last bit but one)
+                n0 = np.maximum(noise[0] / 4, 4 * EPS * np.abs(q[0]))
                 inc0, inc1 = np.abs(q[0] - q[1]), np.abs(q[1] - q[2])
                 converging &= (inc0 <= np.maximum(n0, 1e-300)) | (inc1 >= 2.5 * inc0)
             shape[converging] = SHAPE_KINK
