@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from ..engine.args import NARROWING, WIDE
 from ..engine.autograd import grad as autograd_grad
 from ..engine.functional import batched_jacobian
 from ..engine.grad_mode import set_grad_enabled
@@ -64,17 +65,31 @@ class AgradCallableTarget:
             ]
         self.positions = list(positions)
         self.names = list(names) if names is not None else [f"input {i}" for i in positions]
-        outputs = self._call(self.inputs, record=True)
+        narrowed: list[np.dtype] = []
+        NARROWING.append(narrowed)
+        try:
+            outputs = self._call(self.inputs, record=True, wide=False)
+        finally:
+            NARROWING.pop()
         self.outputs = outputs
-        self.dtype = _common_dtype([self.inputs[i] for i in self.positions])
+        # The claim's precision: the inputs', or a narrower float the function casts to
+        # (x.float() inside); every other call computes in float64 throughout (see _call).
+        self.dtype = _common_dtype([self.inputs[i] for i in self.positions], narrowed)
         self.shapes = [tuple(o.shape) for o in outputs]
         self.sizes = [int(np.prod(s)) for s in self.shapes]
         self._claims: dict[bool, dict[str, np.ndarray]] = {}
         self._replay: list[Replay | None] = []  # made on first use
 
-    def _call(self, args: tuple, record: bool) -> list[Tensor]:
-        with set_grad_enabled(record):
-            result = _as_tuple(self.func(*args))
+    def _call(self, args: tuple, record: bool, wide: bool = True) -> list[Tensor]:
+        """The function's outputs; ``wide``: its casts to narrower floats keep float64 (the
+        numeric side and the float64 twin; only the claim is computed as written)."""
+        was = WIDE[0]
+        WIDE[0] = wide
+        try:
+            with set_grad_enabled(record):
+                result = _as_tuple(self.func(*args))
+        finally:
+            WIDE[0] = was
         outs = []
         for o in result:
             if not isinstance(o, Tensor):
@@ -274,6 +289,9 @@ def _widened(x: Any, leaf: bool = False) -> Any:
     return x
 
 
-def _common_dtype(tensors: list[Tensor]) -> str:
+def _common_dtype(tensors: list[Tensor], narrowed: list[np.dtype]) -> str:
     names = {np.dtype(t.dtype).name for t in tensors}
-    return "float64" if not names or "float64" in names else sorted(names)[0]
+    name = "float64" if not names or "float64" in names else sorted(names)[0]
+    if narrowed and name == "float64":  # (float16 is judged as float32)
+        return "float32"
+    return name
