@@ -148,7 +148,15 @@ CASES = [
     ("parentheses past 100,000", ["eval", "(" * DEEP + "1" + ")" * DEEP], ["nest"]),
     ("brackets past 100,000", ["eval", "[" * DEEP + "1" + "]" * DEEP], ["nest"]),
     ("tensor literal of 33 dims", ["eval", "[" * 33 + "1" + "]" * 33], ["32"]),
-]
+    # a check at a point that is not finite: bad input (exit 2), not a failed check
+    ("check at nan", ["check", "sum(x**2)", "--wrt", "x", "--set", "x=[1,nan]"],
+     ["x[1] is nan", "finite"]),
+    ("check at inf", ["check", "x*y", "--wrt", "x,y", "--set", "x=2", "--set", "y=-inf"],
+     ["y is -inf", "finite"]),
+    ("check --fast at nan", ["check", "sum(x)", "--fast", "--wrt", "x", "--set", "x=[nan]"], ["x[0] is nan"]),
+    ("check --python at nan", ["check", "--python", "{tmp}/fn.py:f", "--set", "x=[[1,2],[nan,0]]"],
+     ["x[1, 0] is nan"]),
+]  # fmt: skip
 IDS = [c[0] for c in CASES]
 VIA_SUBPROCESS = {
     "unclosed paren",
@@ -172,6 +180,7 @@ def tmp(tmp_path):
     (tmp_path / "strings.json").write_text('["a", "b"]')
     (tmp_path / "d.json").write_text('{"k": [1, 2]}')
     (tmp_path / "prog.agrad").write_text("1 + 1\n")
+    (tmp_path / "fn.py").write_text("import agrad as torch\n\ndef f(x):\n    return (x**2).sum()\n")
     return tmp_path
 
 

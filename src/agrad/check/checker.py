@@ -64,6 +64,8 @@ def check_target(target: Target, options: CheckOptions) -> CheckReport:
     report = CheckReport({}, _method_name(options), _eps(options), options.atol, tol.rtol,
                          fast=options.fast, dtype=target.dtype)  # fmt: skip
     for name in target.names:
+        if options.wording in ("cli", "suite"):  # (the Python API answers as gradcheck)
+            _refuse_nonfinite(name, target.function(name).base)
         if options.fast or options.method == "taylor":
             from .projections import project_variable
 
@@ -73,6 +75,19 @@ def check_target(target: Target, options: CheckOptions) -> CheckReport:
         report.variables[name] = var
         report.evaluations += var.evaluations
     return report
+
+
+def _refuse_nonfinite(name: str, base: np.ndarray) -> None:
+    """A point with nan or inf in it is bad input, not a failed check: nothing can be
+    differentiated there (every element would only be undecided)."""
+    bad = ~np.isfinite(base)
+    if bad.any():
+        index = tuple(int(i) for i in np.argwhere(bad)[0])
+        where = f"{name}[{', '.join(map(str, index))}]" if base.ndim else name
+        raise AgradValueError(
+            f"{where} is {base[index] if base.ndim else base}: a gradient check needs a "
+            f"point where every input is finite; give {name} finite values"
+        )
 
 
 def _method_name(options: CheckOptions) -> str:
