@@ -119,3 +119,22 @@ def test_gradcheck_of_a_custom_function_at_large_inputs(how, monkeypatch):
     x = agrad.tensor([1e9, -4e10, 2.5], dtype=agrad.float64, requires_grad=True)
     passed = agrad.autograd.gradcheck(_Sin.apply, (x,), raise_exception=False)
     assert passed == (how == "right")
+
+
+@pytest.mark.parametrize("scale", [1.0, 1e3, 1e6])
+def test_a_linear_function_whose_value_cancels_is_not_mistaken_for_coarse_steps(scale):
+    # f = w·(x + x[p]) with w chosen so that f is 0 up to rounding: f's rounding is that of
+    # its terms, far above eps·|f|, and its gaps rise as 1/h from the first step. That is
+    # rounding, not steps too coarse for f: a right gradient passes, a wrong one fails.
+    rng = np.random.default_rng(3)
+    x = np.linspace(1.2, 1.9, 11) * scale
+    p = rng.permutation(11)
+    w = rng.standard_normal(11)
+    w[-1] = -(w[:-1] @ (x + x[p])[:-1]) / (x + x[p])[-1]
+
+    def f(x):
+        return np.sum(w * (x + x[p]))
+
+    grad = w + np.bincount(p, weights=w, minlength=11)  # d/dx_j of sum_i w_i x_p(i)
+    assert check_numpy(f, lambda x: grad, {"x": x}).ok
+    assert not check_numpy(f, lambda x: 1.01 * grad, {"x": x}).ok

@@ -168,7 +168,8 @@ class _LadderState:
             # does not fall, above rounding, ends the regime however small that gap is
             # (relu(x) + sin(x) at 1e11: steps of 1e8 average sin out, agreeing at 1e-8).
             taylor = self.taylor[:, active]
-            reset |= ~taylor & ~falling & (gap > 64 * gap_noise)
+            coarse = h > START  # (relative steps, |x| > 1: where they may be too coarse)
+            reset |= coarse & ~taylor & ~falling & (gap > 64 * gap_noise)
             falls = np.where(falling | (gap <= 4 * gap_noise), self.falls[:, active] + 1, 0)
             self.falls[:, active] = falls
             self.taylor[:, active] = taylor | (falls >= 2)
@@ -289,8 +290,11 @@ class _LadderState:
         shape[falling[0] & falling[1]] = SHAPE_SMOOTH
         shape[quiet[0] & quiet[1] & quiet[2]] = SHAPE_FLAT
         rising = (ratio[0] < 0.5) & (ratio[1] < 0.5) & ~significant[0]
-        # (rounding's rise: within rounding, or past Taylor's regime; not steps too coarse)
-        rising &= self.taylor[:, columns] | (g[0] <= 64 * noise[0])
+        # (rounding's rise: within rounding, or past Taylor's regime; not steps too coarse,
+        # which rise as 1/h too, and where relative steps are coarser than the first
+        # absolute one, f's own rounding can exceed the estimate: sums round as terms do)
+        fine = back(self.steps, 0) <= START
+        rising &= self.taylor[:, columns] | (g[0] <= 64 * noise[0]) | fine
         shape[rising & (shape == SHAPE_OPEN)] = SHAPE_NOISE
         if depth >= 5:
             steady = np.ones(g[0].shape, dtype=bool)
