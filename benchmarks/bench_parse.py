@@ -9,6 +9,8 @@ on Lark pays at least. Beside it, in one process, interleaved, the cyclic GC on:
 - agrad.lang.parser.parse: the same parse, lowering to agrad's flat IR in the callbacks;
 - Session.create: parse + compile + the --set value;
 - Session.create + evaluate: the whole language pipeline (forward and backward);
+- the same sum built term by term in Python, no parsing, with agrad and with PyTorch
+  (forward and backward): what the graph of 2n nodes costs on its own;
 - and, whole process, `agrad eval --file PROGRAM --set x=2 --wrt x --format json` against
   a process that imports Lark, loads the grammar and does the bare parse.
 
@@ -35,7 +37,9 @@ from pathlib import Path  # noqa: E402
 
 import _common  # noqa: E402
 import lark  # noqa: E402
+import torch  # noqa: E402
 
+import agrad  # noqa: E402
 from agrad.lang.parser import grammar_text, parse  # noqa: E402
 from agrad.lang.session import Session  # noqa: E402
 
@@ -86,6 +90,25 @@ def expected(n: int) -> tuple[float, float]:
     return value, grad
 
 
+def built(lib, n: int) -> float:
+    """The same sum built term by term in Python on ``lib`` (agrad or torch), with no
+    parsing: the graph a PyTorch user writing it out would run, forward and backward."""
+    x = lib.tensor(2.0, dtype=lib.float64, requires_grad=True)
+    kind = CHOSEN[0]
+    constants = _constants(n) if kind == "sin" else None
+
+    def term(i):
+        if kind == "mul":
+            return x * 1.5
+        return x if kind == "x" else lib.sin(x * constants[i])
+
+    y = term(0)
+    for i in range(1, n):
+        y = y + term(i)
+    y.backward()
+    return float(x.grad)
+
+
 BARE_SCRIPT = r"""
 import sys, lark
 sys.path.insert(0, sys.argv[2])
@@ -108,12 +131,17 @@ def in_process(n: int, bare: lark.Lark, tree: lark.Lark, repeat: int) -> dict:
     value, grad = expected(n)
     _common.check_close(f"value, {n} terms", got.value, value, rtol=1e-9, atol=0)
     _common.check_close(f"gradient, {n} terms", got.variables["x"].grad, grad, rtol=1e-9, atol=0)
+    for lib in (agrad, torch):
+        _common.check_close(f"{lib.__name__}, {n} terms", built(lib, n), grad, rtol=1e-9, atol=0)
     stages = {
         "Lark bare LALR parse (reference)": lambda: bare.parse(text),
         "Lark parse building its tree": lambda: tree.parse(text),
         "agrad parse (lowering to the IR)": lambda: parse(text),
         "Session.create (parse, compile, --set)": lambda: Session.create(text, ["x=2"], ["x"]),
         "Session.create + evaluate": lambda: Session.create(text, ["x=2"], ["x"]).evaluate(),
+        # the graph alone, no parsing: what the same sum costs written out in Python
+        "agrad, the sum built in Python (fwd+bwd)": lambda: built(agrad, n),
+        "PyTorch, the sum built in Python (fwd+bwd)": lambda: built(torch, n),
     }
     samples: dict[str, list[float]] = {k: [] for k in stages}
     for _ in range(repeat):
