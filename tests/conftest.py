@@ -4,6 +4,7 @@ PyTorch as the oracle (required when CI=true, so a CI run never skips the compar
 from __future__ import annotations
 
 import io
+import json
 import os
 import shutil
 import subprocess
@@ -74,6 +75,19 @@ def cli(capsys, monkeypatch):
         seconds = time.perf_counter() - start
         captured = capsys.readouterr()
         return Result(code, captured.out, captured.err, seconds)
+
+    return invoke
+
+
+@pytest.fixture
+def check_json(cli):
+    """check_json(*argv) -> the JSON report of `agrad check ARGV --format json`, which must
+    exit 0 or 1 (a verdict, not an error)."""
+
+    def invoke(*argv: str) -> dict:
+        result = cli(["check", *argv, "--format", "json"])
+        assert result.code in (0, 1), (result.code, result.err)
+        return json.loads(result.out)
 
     return invoke
 

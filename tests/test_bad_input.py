@@ -153,7 +153,8 @@ CASES = [
      ["x[1] is nan", "finite"]),
     ("check at inf", ["check", "x*y", "--wrt", "x,y", "--set", "x=2", "--set", "y=-inf"],
      ["y is -inf", "finite"]),
-    ("check --fast at nan", ["check", "sum(x)", "--fast", "--wrt", "x", "--set", "x=[nan]"], ["x[0] is nan"]),
+    ("check --fast at nan", ["check", "sum(x)", "--fast", "--wrt", "x", "--set", "x=[nan]"],
+     ["x[0] is nan"]),
     ("check --python at nan", ["check", "--python", "{tmp}/fn.py:f", "--set", "x=[[1,2],[nan,0]]"],
      ["x[1, 0] is nan"]),
 ]  # fmt: skip

@@ -15,16 +15,11 @@ function's own size swamps every step, be undecided); wrong ones must never pass
 
 from __future__ import annotations
 
-import contextlib
-import io
-import json
-
 import numpy as np
 import pytest
 
 import agrad
 from agrad.check import check_numpy
-from agrad.cli import run as cli_run
 
 # (name, f, its exact gradient, the smoothed-out part alone, points)
 FUNCTIONS = [
@@ -73,21 +68,13 @@ def test_where_the_function_swamps_every_step_it_is_undecided_not_wrong():
     assert not wrong.ok and wrong.variables["x"].counts()["pass"] == 0
 
 
-def _check_json(*argv: str) -> dict:
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
-        code = cli_run(["check", *argv, "--format", "json"])
-    assert code in (0, 1), code
-    return json.loads(out.getvalue())
-
-
 @pytest.mark.parametrize("x", ["[1e11,3]", "[1e8,3e9]"])
-def test_the_language_through_the_ladder(x):
+def test_the_language_through_the_ladder(x, check_json):
     # relu(-x) is 0 at these points (f stays small) but not analytic: the ladder, not the
     # complex step, decides
-    report = _check_json("sum(sin(x) + relu(-x))", "--wrt", "x", "--set", f"x={x}")
+    report = check_json("sum(sin(x) + relu(-x))", "--wrt", "x", "--set", f"x={x}")
     assert report["ok"], report["variables"]["x"]["verdict"]
-    wrong = _check_json(
+    wrong = check_json(
         "sum(sin(x) + relu(-x))", "--wrt", "x", "--set", f"x={x}", "--expect", "x=0*x"
     )
     assert not wrong["ok"]

@@ -16,56 +16,45 @@ Oracles: PyTorch for the claims; algebra for the truths.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 
 import numpy as np
 import pytest
 
 from agrad.check import check_numpy
-from agrad.cli import run as cli_run
-
-
-def _check_json(*argv: str) -> dict:
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
-        code = cli_run(["check", *argv, "--format", "json"])
-    assert code in (0, 1), code
-    return json.loads(out.getvalue())
 
 
 @pytest.mark.parametrize("x", ["[20,-20]", "[30,-30,5]", "[40,-40]"])
-def test_saturated_terms_that_cancel_pass(x):
+def test_saturated_terms_that_cancel_pass(x, check_json):
     torch = pytest.importorskip("torch")
     t = torch.tensor(json.loads(x), dtype=torch.float64, requires_grad=True)
     torch.tanh(t).sum().backward()
     assert (t.grad[:2] == 0).all()  # the claim PyTorch makes too
-    report = _check_json("sum(tanh(x))", "--wrt", "x", "--set", f"x={x}")
+    report = check_json("sum(tanh(x))", "--wrt", "x", "--set", f"x={x}")
     assert report["ok"], report["variables"]["x"]["verdict"]
 
 
 @pytest.mark.parametrize("wrong", ["0*x + 1e-3", "0*x + 1e-9", "0*x - 1e-12"])
-def test_a_claim_above_rounding_at_a_flat_point_still_fails(wrong):
-    report = _check_json(
+def test_a_claim_above_rounding_at_a_flat_point_still_fails(wrong, check_json):
+    report = check_json(
         "sum(tanh(x))", "--wrt", "x", "--set", "x=[20,-20]", "--expect", f"x={wrong}"
     )
     assert not report["ok"]
 
 
-def test_a_function_that_moves_keeps_the_exact_floor():
+def test_a_function_that_moves_keeps_the_exact_floor(check_json):
     # f = 1e-20·sum(x²) is tiny but moves in float64: a 2x wrong gradient of size 4e-20
     # is far below any absolute floor and must still fail.
-    report = _check_json(
+    report = check_json(
         "1e-20*sum(x**2)", "--wrt", "x", "--set", "x=[1,-2]", "--expect", "x=4e-20*x"
     )
     assert not report["ok"]
-    right = _check_json("1e-20*sum(x**2)", "--wrt", "x", "--set", "x=[1,-2]")
+    right = check_json("1e-20*sum(x**2)", "--wrt", "x", "--set", "x=[1,-2]")
     assert right["ok"]
 
 
 @pytest.mark.parametrize("x", [[1.0, 1.0, 1.0], [-2.5, -2.5], [0.0, 0.0, 0.0, 0.0]])
-def test_std_at_a_constant_vector_is_a_kink(x):
+def test_std_at_a_constant_vector_is_a_kink(x, check_json):
     torch = pytest.importorskip("torch")
     t = torch.tensor(x, dtype=torch.float64, requires_grad=True)
     t.std().backward()
@@ -83,5 +72,5 @@ def test_std_at_a_constant_vector_is_a_kink(x):
     outside = np.full(n, 1.5 / np.sqrt(n))
     bad = check_numpy(std, lambda x: outside, {"x": np.array(x)})
     assert not bad.ok
-    language = _check_json("std(x)", "--wrt", "x", "--set", f"x={x}")
+    language = check_json("std(x)", "--wrt", "x", "--set", f"x={x}")
     assert language["ok"] and language["variables"]["x"]["verdict"] == "kink"

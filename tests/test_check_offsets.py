@@ -13,35 +13,22 @@ The oracle is algebra: g(x) = 1e-3·sum(x²) has the gradient 2e-3·x, whatever 
 
 from __future__ import annotations
 
-import contextlib
-import io
-import json
-
 import numpy as np
 import pytest
 
 import agrad
 from agrad.check import check_numpy
-from agrad.cli import run as cli_run
 
 OFFSETS = [0.0, 1e6, 1e10, 1e14]
 WRONG = [1.01, 1.1, 1.5, -1.0, 0.0]  # factors on the true gradient
 X = [0.5, 3.0]
 
 
-def _check_json(*argv: str) -> dict:
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
-        code = cli_run(["check", *argv, "--format", "json"])
-    assert code in (0, 1), code
-    return json.loads(out.getvalue())
-
-
 @pytest.mark.parametrize("offset", OFFSETS[:3])  # (1e14: below 4 ulps of f, see the README)
 @pytest.mark.parametrize("factor", [1.0, *WRONG])
-def test_language_expect_with_an_offset(offset, factor):
+def test_language_expect_with_an_offset(offset, factor, check_json):
     # every op analytic: the complex step decides, exactly, whatever the offset
-    report = _check_json(
+    report = check_json(
         f"sum({offset!r} + 1e-3*x**2)", "--wrt", "x", "--set", f"x={X}",
         "--expect", f"x={factor!r}*2e-3*x",
     )  # fmt: skip
@@ -160,8 +147,8 @@ def test_one_wrong_small_element_beside_large_ones_fails(big, wrong):
 
 
 @pytest.mark.parametrize("x", ["[20]", "[3, 30]", "[-25, 0.5]"])
-def test_a_rule_rounded_at_the_size_of_f_passes(x):
+def test_a_rule_rounded_at_the_size_of_f_passes(x, check_json):
     # 1 - tanh(20)**2 is 0 in float64 (tanh(20) rounds to 1); the truth is 1.7e-17, which the
     # complex step finds exactly. The claim's own rounding is 4 ulps of f per unit of x.
-    report = _check_json("sum(tanh(x))", "--wrt", "x", "--set", f"x={x}")
+    report = check_json("sum(tanh(x))", "--wrt", "x", "--set", f"x={x}")
     assert report["ok"], report["variables"]["x"]["worst"]
