@@ -1,8 +1,9 @@
 """Checks along random directions: --fast (uᵀJv against the numeric derivative of u·f
 along v) and --method taylor (the Taylor remainder's convergence rate along v).
 
-Each direction is one compared element of a (1, D) report: a Jacobian of any size is
-checked in a few evaluations, and a VJP that is 1% off still shows.
+Each direction is one compared element of a (1, D) report (of an (m, D) report for up to
+EACH_ROW outputs, each compared on its own): a Jacobian of any size is checked in a few
+evaluations, and a VJP that is 1% off still shows.
 """
 
 from __future__ import annotations
@@ -37,11 +38,19 @@ def project_variable(
                          lambda var: _project(target, name, var, options, rng))  # fmt: skip
 
 
+# Up to this many outputs, each is compared on its own along every direction (one VJP an
+# output): a random u weighs the outputs by their scale, so a wrong output of size 1e-6
+# beside one of 1e6 passed (PyTorch's fast_mode passes it too).
+EACH_ROW = 64
+
+
 def _project(target, name, var, options, rng) -> tuple[VariableReport, np.ndarray]:
     f0 = var.value()
     x = var.base.reshape(-1)
     n, m = x.size, f0.size
     v, u = _directions(n, m, options.directions, rng)
+    if 1 < m <= EACH_ROW and options.method != "taylor":
+        return _project_rows(target, name, var, options, f0, v), v
     if m == 1:  # u = 1 for every direction: one backward pass gives the whole gradient
         gradient = target.vjp(name, u[0])
         claim = (v @ gradient)[None]
@@ -74,11 +83,42 @@ def _project(target, name, var, options, rng) -> tuple[VariableReport, np.ndarra
     return report, v
 
 
-def _report(name, target, claim, numeric, tau, verdicts, reasons, options) -> VariableReport:
+def _project_rows(target, name, var, options, f0, v) -> VariableReport:
+    """Each output's directional derivative along each direction: J v (m, D), the claim's
+    rows from one VJP an output, the numeric side from the same evaluations of f."""
+    x = var.base.reshape(-1)
+    m, count = f0.size, len(v)
+    rows = np.stack([target.vjp(name, np.eye(m)[i]) for i in range(m)])  # the claimed J
+    claim = rows @ v.T
+    tol = Tolerance.default(target.dtype, options.atol, options.rtol)
+    start = np.full(count, S.START * max(1.0, float(np.max(np.abs(x), initial=0.0))))
+    if var.complex_batch is not None and options.method in ("auto", "complex"):
+        numeric = complex_step(var.along_directions(v, True), f0, count, start / S.START)
+        rest = np.nonzero(~numeric.complex_step)[0]
+    else:
+        numeric = S.Numeric.empty(m, count)
+        rest = np.arange(count)
+    if rest.size:
+        target_accuracy = tol.of(claim, claim, f0, x)
+        climbed = ladder(var.along_directions(v), f0, rest, start[rest],
+                         target_accuracy[:, rest], claim[:, rest])  # fmt: skip
+        numeric.merge(rest, climbed)
+    tau, accuracy = tol.bounds(claim, numeric.estimate, f0, x, numeric.complex_step)
+    verdicts, reasons = judge(claim, numeric, tau, strict=True, accuracy=accuracy)
+    report = _report(name, target, claim, numeric, tau, verdicts, reasons, options, (m,))
+    report.evaluations = numeric.evaluations
+    if not report.ok:
+        report.diagnosis = diagnose(report, var, f0, options)
+    return report
+
+
+def _report(
+    name, target, claim, numeric, tau, verdicts, reasons, options, out_shape=()
+) -> VariableReport:
     count = claim.shape[1]
     return VariableReport(
         name=name,
-        out_shape=(),
+        out_shape=out_shape,
         in_shape=(count,),
         analytic=claim,
         numeric=numeric.estimate,
