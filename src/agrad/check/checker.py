@@ -21,6 +21,7 @@ from ..errors import AgradLimitError, AgradValueError
 from . import steps as S
 from .complex_step import complex_step
 from .diagnosis import diagnose
+from .flat import pass_flat
 from .ladder import ladder
 from .numeric import default_eps, differences
 from .options import FIXED, CheckOptions
@@ -175,7 +176,7 @@ def _compare(target, name, var, options, rng, claim) -> VariableReport:
     x_scale = float(np.max(np.abs(x), initial=0.0))
     verdicts, reasons = judge(claim, numeric, tau, options.strict, estimate, x_scale, accuracy)
     if exact is not None and exact.any():
-        evaluations += _flat(var, f0, claim, compared, exact, x_scale, tau, verdicts, reasons)
+        evaluations += pass_flat(var, f0, claim, compared, exact, x_scale, tau, verdicts, reasons)
     if estimate is not None:  # a forced step that fails where the adaptive one passes
         adaptive_tau, loose = tol.bounds(claim, numeric.estimate, size, x, numeric.complex_step)
         adaptive, _ = judge(claim, numeric, adaptive_tau, x_scale=x_scale, accuracy=loose)
@@ -212,36 +213,6 @@ def _compare(target, name, var, options, rng, claim) -> VariableReport:
     if not report.ok:
         report.diagnosis = diagnose(report, var, f0, options)
     return report
-
-
-FLAT = 64 * S.EPS  # rounding size of a derivative, per unit of max(1, |x|)
-
-
-def _flat(var, f0, claim, exact_values, exact, x_scale, tau, verdicts, reasons) -> int:
-    """Where the complex step gave the exact derivative but f does not move at all in
-    float64 along the element (f(x ± h) == f(x), bit for bit, at the ladder's first step),
-    a claim within rounding size of it is right, as `judge` has it for finite differences:
-    sum(tanh(x)) at [20, -20] cancels f to 0, so the floor from |f| is 0, while autograd's
-    1 - tanh(20)² is 0 and the truth 1.7e-17. Passes such elements (in place); returns
-    the evaluations taken."""
-    allowed = FLAT * max(1.0, x_scale)
-    with np.errstate(all="ignore"):
-        close = np.abs(claim - exact_values) <= allowed
-    suspect = (verdicts == FAIL) & (reasons == RULE) & close & exact[None, :]
-    cols = np.nonzero(suspect.any(axis=0))[0]
-    if not cols.size:
-        return 0
-    h = S.START * S.element_scale(var.base.reshape(-1))[cols]
-    along = var.along_coordinates()
-    with np.errstate(all="ignore"):
-        up, down = along(cols, h), along(cols, -h)
-    f = np.asarray(f0, dtype=np.float64).reshape(-1)[:, None]
-    flat = suspect[:, cols] & (up == f) & (down == f)
-    for array, value in ((verdicts, PASS), (reasons, 0), (tau, allowed)):
-        part = array[:, cols]
-        part[flat] = value
-        array[:, cols] = part
-    return 2 * cols.size
 
 
 def numeric_jacobian(

@@ -54,6 +54,7 @@ FLOOR = 1e-14  # the atol floor: this fraction of |f| per unit of input is round
 FLOOR_EXACT = 4 * S.EPS
 RESOLVED = 1e-4  # a finite difference's resolution decides up to this part of the scale
 ZERO = 1e-10  # a claim this small, below what the steps resolve, may be a zero gradient
+FLAT = 64 * S.EPS  # rounding size of a derivative where f does not move, per max(1, |x|)
 
 
 @dataclass(frozen=True)
@@ -139,7 +140,7 @@ def judge(
     # rounding either: f is 0 there), the truth is 0 and a claim of rounding size — the
     # residue of terms that cancel, as autograd leaves it — is right.
     flat = (numeric.estimate == 0) & (numeric.error == 0)
-    tau = np.where(flat, np.maximum(tau, 64 * S.EPS * max(1.0, x_scale)), tau)
+    tau = np.where(flat, np.maximum(tau, FLAT * max(1.0, x_scale)), tau)
     accuracy = tau if accuracy is None else np.maximum(accuracy, tau)
     verdict = np.full(claim.shape, PASS, dtype=np.int8)
     reason = np.zeros(claim.shape, dtype=np.int8)
