@@ -74,3 +74,42 @@ def test_std_at_a_constant_vector_is_a_kink(x, check_json):
     assert not bad.ok
     language = check_json("std(x)", "--wrt", "x", "--set", f"x={x}")
     assert language["ok"] and language["variables"]["x"]["verdict"] == "kink"
+
+
+@pytest.mark.parametrize("claim", ["[1e-6,-1e-8]", "[1e-6,2e-8]", "[1e-6,0]", "[1e-6,1e-3]"])
+def test_the_flat_allowance_does_not_grow_with_another_element(claim, check_json):
+    # f = 1e-6·x0 + 1e-8·x1 at x = [1e12, 1]: f ~ 1e6 does not move at x1's first step, and
+    # an allowance of 64 ulps·max|x| (0.014, from x0) passed every one of these (QA)
+    report = check_json("sum(x*[1e-6,1e-8])", "--wrt", "x", "--set", "x=[1e12,1]",
+                        "--expect", f"x={claim}")  # fmt: skip
+    assert not report["ok"]
+    right = check_json("sum(x*[1e-6,1e-8])", "--wrt", "x", "--set", "x=[1e12,1]")
+    assert right["ok"]
+
+
+@pytest.mark.parametrize("leak", [0.01, -0.01, 1e-3])
+def test_a_wrong_rule_where_f_is_zero_fails_beside_a_large_element(leak):
+    torch = pytest.importorskip("torch")
+    import agrad
+
+    def relu_sum(lib, extra):
+        class Relu(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_backward(x)
+                return lib.relu(x).sum()
+
+            @staticmethod
+            def backward(ctx, g):
+                (x,) = ctx.saved_tensors
+                return g * ((x > 0).to(x.dtype) + extra)
+
+        return Relu.apply
+
+    for lib in (agrad, torch):  # PyTorch's gradcheck, the oracle, fails it too
+        x = lib.tensor([-1e12, -1.0], dtype=lib.float64, requires_grad=True)
+        for fast in (False, True):
+            passed = lib.autograd.gradcheck(
+                relu_sum(lib, leak), (x,), fast_mode=fast, raise_exception=False
+            )
+            assert not passed, (lib.__name__, fast)

@@ -173,13 +173,12 @@ def _compare(target, name, var, options, rng, claim) -> VariableReport:
     exact = numeric.complex_step if estimate is None else None
     compared = numeric.estimate if estimate is None else estimate
     tau, accuracy = tol.bounds(claim, compared, size, x, exact)
-    x_scale = float(np.max(np.abs(x), initial=0.0))
-    verdicts, reasons = judge(claim, numeric, tau, options.strict, estimate, x_scale, accuracy)
+    verdicts, reasons = judge(claim, numeric, tau, options.strict, estimate, accuracy=accuracy)
     if exact is not None and exact.any():
-        evaluations += pass_flat(var, f0, claim, compared, exact, x_scale, tau, verdicts, reasons)
+        evaluations += pass_flat(var, f0, claim, compared, exact, tau, verdicts, reasons)
     if estimate is not None:  # a forced step that fails where the adaptive one passes
         adaptive_tau, loose = tol.bounds(claim, numeric.estimate, size, x, numeric.complex_step)
-        adaptive, _ = judge(claim, numeric, adaptive_tau, x_scale=x_scale, accuracy=loose)
+        adaptive, _ = judge(claim, numeric, adaptive_tau, accuracy=loose)
         step_only = (verdicts == FAIL) & (reasons == RULE) & (adaptive == PASS)
         reasons[step_only] = STEP
     tests, more = _subgradient_tests(var, f0, claim, tau, verdicts, reasons, rng)
@@ -345,8 +344,7 @@ def _precision_triage(analytic64, numeric, options, f0, x, estimate, verdicts, r
     # The twin is compared at the deciding atol: a user's gradient that computes in float32
     # whatever its inputs carries float32 rounding in its "float64" twin too.
     tau64 = tol64.of(analytic64, compared, f0, x, exact, deciding=True)
-    x_scale = float(np.max(np.abs(x), initial=0.0))
-    wide, wide_reasons = judge(analytic64, numeric, tau64, options.strict, estimate, x_scale)
+    wide, wide_reasons = judge(analytic64, numeric, tau64, options.strict, estimate)
     rule = wide == FAIL
     precision = (verdicts == FAIL) & ~rule & (reasons == RULE)
     reasons[precision] = PRECISION

@@ -8,14 +8,14 @@ from . import steps as S
 from .verdict import FAIL, FLAT, PASS, RULE
 
 
-def pass_flat(var, f0, claim, exact_values, exact, x_scale, tau, verdicts, reasons) -> int:
+def pass_flat(var, f0, claim, exact_values, exact, tau, verdicts, reasons) -> int:
     """Where the complex step gave the exact derivative but f does not move at all in
     float64 along the element (f(x ± h) == f(x), bit for bit, at the ladder's first step),
     a claim within rounding size of it is right, as `judge` has it for finite differences:
     sum(tanh(x)) at [20, -20] cancels f to 0, so the floor from |f| is 0, while autograd's
     1 - tanh(20)² is 0 and the truth 1.7e-17. Passes such elements (in place); returns
     the evaluations taken."""
-    allowed = FLAT * max(1.0, x_scale)
+    allowed = FLAT
     with np.errstate(all="ignore"):
         close = np.abs(claim - exact_values) <= allowed
     suspect = (verdicts == FAIL) & (reasons == RULE) & close & exact[None, :]
