@@ -90,3 +90,31 @@ def test_casts_keep_their_meaning_outside_the_checker():
     t = torch.tensor(X, dtype=torch.float64).float()
     assert y.dtype == agrad.float32 and str(t.dtype) == "torch.float32"
     assert np.array_equal(y.detach().numpy(), t.numpy())
+
+
+def test_casts_in_another_thread_keep_their_meaning_during_a_check():
+    # the widening is the checker's own, per thread: while one thread's check runs a
+    # function with its casts widened, x.float() in another thread is float32 (QA)
+    import threading
+
+    from agrad.engine.args import CASTS
+
+    inside, release = threading.Event(), threading.Event()
+
+    def f(x):
+        if CASTS.wide and not inside.is_set():  # the numeric side's first call
+            inside.set()
+            release.wait(10)
+        return (x.float() ** 2).sum()
+
+    x = agrad.tensor(X, dtype=agrad.float64, requires_grad=True)
+    result = {}
+    worker = threading.Thread(target=lambda: result.update(ok=agrad.autograd.gradcheck(f, (x,))))
+    worker.start()
+    try:
+        assert inside.wait(10)
+        assert agrad.tensor([1.5], dtype=agrad.float64).float().dtype == agrad.float32
+    finally:
+        release.set()
+        worker.join(30)
+    assert result.get("ok") is True

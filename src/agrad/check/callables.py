@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ..engine.args import NARROWING, WIDE
+from ..engine.args import CASTS
 from ..engine.autograd import grad as autograd_grad
 from ..engine.functional import batched_jacobian
 from ..engine.grad_mode import set_grad_enabled
@@ -66,11 +66,11 @@ class AgradCallableTarget:
         self.positions = list(positions)
         self.names = list(names) if names is not None else [f"input {i}" for i in positions]
         narrowed: list[np.dtype] = []
-        NARROWING.append(narrowed)
+        outer, CASTS.seen = CASTS.seen, narrowed
         try:
             outputs = self._call(self.inputs, record=True, wide=False)
         finally:
-            NARROWING.pop()
+            CASTS.seen = outer
         self.outputs = outputs
         # The claim's precision: the inputs', or a narrower float the function casts to
         # (x.float() inside); every other call computes in float64 throughout (see _call).
@@ -83,13 +83,12 @@ class AgradCallableTarget:
     def _call(self, args: tuple, record: bool, wide: bool = True) -> list[Tensor]:
         """The function's outputs; ``wide``: its casts to narrower floats keep float64 (the
         numeric side and the float64 twin; only the claim is computed as written)."""
-        was = WIDE[0]
-        WIDE[0] = wide
+        was, CASTS.wide = CASTS.wide, wide
         try:
             with set_grad_enabled(record):
                 result = _as_tuple(self.func(*args))
         finally:
-            WIDE[0] = was
+            CASTS.wide = was
         outs = []
         for o in result:
             if not isinstance(o, Tensor):

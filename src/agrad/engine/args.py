@@ -7,6 +7,7 @@ Shared by `functions` (and the functions it generates from the op table) and `sh
 from __future__ import annotations
 
 import numbers
+import threading
 from typing import Any
 
 import numpy as np
@@ -39,12 +40,19 @@ def as_tensor(value: Any, dtype: Any = None) -> Tensor:
     return wrap(data)
 
 
-# The gradient checker's float64 twin (agrad.check.callables) sets WIDE[0]: a cast to a
-# narrower float then leaves x as it is (as a cast to its own dtype does), so that finite
-# differences see the smooth function, not float32's staircase. While NARROWING holds a
-# list, each such cast appends its dtype there (the precision the function computes in).
-WIDE = [False]
-NARROWING: list[list] = []
+class _Casts(threading.local):
+    """The gradient checker's float64 twin (agrad.check.callables) sets ``wide`` while it
+    calls a function: a cast to a narrower float then leaves x as it is (as a cast to its
+    own dtype does), so finite differences see the smooth function, not float32's
+    staircase. While ``seen`` holds a list, each such cast appends its dtype there (the
+    precision the function computes in). Per thread: another thread's casts keep their
+    meaning while a check runs."""
+
+    wide = False
+    seen: list | None = None
+
+
+CASTS = _Casts()
 
 
 def astype(x: Any, dtype: Any) -> Tensor:
@@ -53,9 +61,10 @@ def astype(x: Any, dtype: Any) -> Tensor:
     if x.dtype == dtype:
         return x
     if dtype.kind == "f" and x.dtype.kind == "f" and dtype.itemsize < x.dtype.itemsize:
-        if NARROWING:
-            NARROWING[-1].append(dtype)
-        if WIDE[0]:
+        casts = CASTS
+        if casts.seen is not None:
+            casts.seen.append(dtype)
+        if casts.wide:
             return x
     if dtype.kind not in "fc":  # (a value read: a replay would hold it fixed)
         read_values(x)
