@@ -128,3 +128,20 @@ def test_an_invalid_setting_is_named_as_the_api_names_it():
 def test_wording_is_not_a_suite_key():
     settings = CheckOptions.keys()
     assert "wording" not in settings
+
+
+@pytest.mark.parametrize(
+    "program, point, formula, words",
+    [
+        ("sum(1e3*x + sin(x) + relu(-x))", "[1e8,3]", "1e3+cos(x)-(x<0)",
+         "the formula and autograd agree; finite differences cannot decide"),
+        ("sum(relu(x))", "[1e12,-1]", "[1,0.01]",
+         "the formula disagrees with autograd; finite differences cannot decide"),
+    ],
+)  # fmt: skip
+def test_expect_says_undecided_not_disagree(program, point, formula, words, check_json):
+    # where finite differences cannot decide (f's size swamps the steps), the summary must
+    # not say they disagree (QA): an undecided element is no disagreement
+    report = check_json(program, "--wrt", "x", "--set", f"x={point}", "--expect", f"x={formula}")
+    verdict = report["variables"]["x"]["expect"]["verdict"]
+    assert not report["ok"] and verdict.startswith(words), verdict

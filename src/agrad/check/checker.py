@@ -372,6 +372,8 @@ def judge_claim(
     agree = bool(np.all((np.abs(claim - autograd.analytic) <= tau) | ~smooth))
     left = np.where(smooth, np.nan, autograd.left).reshape(shape)
     right = np.where(smooth, np.nan, autograd.right).reshape(shape)
+    verdicts = (report.verdict, autograd.verdict)
+    undecided = "undecided" in verdicts and "fail" not in verdicts
     return ExpectReport(label, claim.reshape(shape), autograd.analytic.reshape(shape),
                         autograd.numeric.reshape(shape), agree, report.ok, autograd.ok, left,
-                        right)  # fmt: skip
+                        right, undecided)  # fmt: skip

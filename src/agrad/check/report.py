@@ -86,6 +86,7 @@ class ExpectReport:
     autograd_vs_numeric: bool
     left: np.ndarray | None = None  # one-sided derivatives where the point is a kink (else nan)
     right: np.ndarray | None = None
+    undecided: bool = False  # neither failed against finite differences, which could not decide
 
     @property
     def ok(self) -> bool:
@@ -95,6 +96,13 @@ class ExpectReport:
         """Which of the three disagree, in words."""
         if self.ok:
             return "formula, autograd and finite differences agree"
+        if self.undecided:
+            if self.formula_vs_autograd:
+                return "the formula and autograd agree; finite differences cannot decide here"
+            return (
+                "the formula disagrees with autograd; finite differences cannot decide which "
+                "is right here"
+            )
         if self.autograd_vs_numeric and not self.formula_vs_autograd:
             return "the formula disagrees with autograd and finite differences (which agree)"
         if self.formula_vs_numeric and not self.formula_vs_autograd:
