@@ -118,3 +118,23 @@ def test_casts_in_another_thread_keep_their_meaning_during_a_check():
         release.set()
         worker.join(30)
     assert result.get("ok") is True
+
+
+@pytest.mark.parametrize("name", ["half exp", "half square, back to double"])
+def test_a_cast_to_half_is_judged_at_its_own_precision(name):
+    fn = {
+        "half exp": lambda x: (x.half() * 0.7).exp().sum(),
+        "half square, back to double": lambda x: (x.half() ** 2).sum().double(),
+    }[name]
+    x = agrad.tensor(X, dtype=agrad.float64, requires_grad=True)
+    assert agrad.autograd.gradcheck(fn, (x,))  # judged as float16, not as float32 (QA)
+
+
+def test_a_wrong_rule_through_a_cast_to_half_still_fails(monkeypatch):
+    monkeypatch.setattr(_Sin3, "factor", 1.05)  # 5%: far beyond half's rounding
+
+    def through_half(x):
+        return _Sin3.apply(x.half().double()).sum()
+
+    x = agrad.tensor(X, dtype=agrad.float64, requires_grad=True)
+    assert not agrad.autograd.gradcheck(through_half, (x,), raise_exception=False)

@@ -289,8 +289,11 @@ def _widened(x: Any, leaf: bool = False) -> Any:
 
 
 def _common_dtype(tensors: list[Tensor], narrowed: list[np.dtype]) -> str:
+    """The claim's precision: the inputs' (float64 if any is: operations promote to it),
+    or the narrowest float a cast inside the function went to."""
     names = {np.dtype(t.dtype).name for t in tensors}
     name = "float64" if not names or "float64" in names else sorted(names)[0]
-    if narrowed and name == "float64":  # (float16 is judged as float32)
-        return "float32"
+    for dtype in narrowed:
+        if dtype.itemsize < np.dtype(name).itemsize:
+            name = dtype.name
     return name

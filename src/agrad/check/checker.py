@@ -206,6 +206,7 @@ def _compare(target, name, var, options, rng, claim) -> VariableReport:
         allow_undecided=options.allow_undecided,
         evaluations=evaluations,
         analytic64=analytic64,
+        dtype=target.dtype,
         adaptive_step=None if estimate is None else numeric.step,
         direction_tests=tests,
     )

@@ -129,9 +129,9 @@ def _precision(report, var, f0, options, i, j, where, count, a, n) -> Diagnosis:
         err64 = float(np.nanmax(np.abs(wide - report.numeric))) if wide is not None else 0.0
     return Diagnosis(
         "precision",
-        f"fails in float32, passes in float64: the float32 gradient is off by up to "
-        f"{err32:.3g} (at {where}: {_g(a)} vs {_g(n)}), its float64 twin by {err64:.3g}; "
-        "the rule is right, float32 rounding is not precise enough here",
+        f"fails in {report.dtype}, passes in float64: the {report.dtype} gradient is off by "
+        f"up to {err32:.3g} (at {where}: {_g(a)} vs {_g(n)}), its float64 twin by "
+        f"{err64:.3g}; the rule is right, {report.dtype} rounding is not precise enough here",
         {"float32_max_abs_error": err32, "float64_max_abs_error": err64},
     )
 

@@ -147,6 +147,7 @@ class VariableReport:
     evaluations: int = 0
     unused: bool = False
     analytic64: np.ndarray | None = None  # a float32 claim's float64 twin
+    dtype: str = "float64"  # the claim's precision
     adaptive_step: np.ndarray | None = None  # (n,) with a forced step: what the ladder chose
     expect: ExpectReport | None = None
     diagnosis: Diagnosis | None = None

@@ -47,7 +47,11 @@ _NUMERIC_REASON = {S.NONFINITE: NONFINITE, S.NOISE: NOISE, S.KINK_CLOSE: KINK_CL
 # differences are that accurate, without leaving undecided those where they are not.
 # The numeric side is float64 whatever the claim's dtype; float32 claims carry float32
 # rounding, and their rule is checked again in float64 (see `checker`).
-DEFAULTS = {"float64": (1e-5, 1e-6, 1e-9), "float32": (1e-4, 1e-5, 1e-5)}
+DEFAULTS = {
+    "float64": (1e-5, 1e-6, 1e-9),
+    "float32": (1e-4, 1e-5, 1e-5),
+    "float16": (1e-2, 1e-3, 1e-3),  # (a function that casts to half inside: eps 1e-3)
+}
 FLOOR = 1e-14  # the atol floor: this fraction of |f| per unit of input is rounding level
 # Where the complex step gave the numbers (exact), only the claim's own rounding is left:
 # a rule computed at the size of f (1 - tanh(20)² is 0, the truth 1.7e-17) is right.
