@@ -112,3 +112,50 @@ def test_many_outputs_still_use_one_projection_each_direction():
 
     x = agrad.tensor(np.linspace(-1, 1, n), dtype=agrad.float64, requires_grad=True)
     assert not agrad.autograd.gradcheck(Wrong.apply, (x,), fast_mode=True, raise_exception=False)
+
+
+def _many(n: int, small_factor: float, offset: float = 0.0):
+    """n outputs tanh(x)·w·1e6, and one more, offset + 1e-6·sin(x0), whose backward is
+    scaled by ``small_factor``."""
+    w = np.linspace(0.5, 1.5, n)
+
+    class Many(agrad.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            big = x.tanh() * agrad.tensor(w) * 1e6
+            return agrad.cat([big, offset + (x.sin() * 1e-6)[:1]])
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            grad = g[:n] * 1e6 * (1 - x.tanh() ** 2) * agrad.tensor(w)
+            small = agrad.zeros(n, dtype=x.dtype)
+            small[0] = g[n] * 1e-6 * x[0].cos() * small_factor
+            return grad + small
+
+    return Many.apply
+
+
+@pytest.mark.parametrize("factor", [1.0, 1.5, 0.0, -1.0])
+def test_beyond_64_outputs_a_wrong_small_output_still_fails(factor):
+    # one u a direction, each output weighed by the inverse of its size: the small one
+    # counts as much as the large ones
+    n = EACH_ROW + 6
+    x = agrad.tensor(np.linspace(-1, 1, n), dtype=agrad.float64, requires_grad=True)
+    passed = agrad.autograd.gradcheck(_many(n, factor), (x,), fast_mode=True, raise_exception=False)
+    assert passed == (factor == 1.0)
+
+
+def test_beyond_64_outputs_constant_and_swamped_outputs_do_not_spoil_a_right_check():
+    # an output that does not change (a constant) or whose size swamps its change
+    # (1e6 + 1e-6·sin) keeps the neutral weight: it adds no rounding, and a right
+    # Jacobian passes
+    n = EACH_ROW + 6
+    x = agrad.tensor(np.linspace(-1, 1, n), dtype=agrad.float64, requires_grad=True)
+    assert agrad.autograd.gradcheck(_many(n, 1.0, offset=1e6), (x,), fast_mode=True)
+
+    def with_constant(x):
+        return (x.tanh() * 3, agrad.ones(80, dtype=x.dtype) * 7.0)
+
+    assert agrad.autograd.gradcheck(with_constant, (x,), fast_mode=True)

@@ -51,6 +51,10 @@ def _project(target, name, var, options, rng) -> tuple[VariableReport, np.ndarra
     v, u = _directions(n, m, options.directions, rng)
     if 1 < m <= EACH_ROW and options.method != "taylor":
         return _project_rows(target, name, var, options, f0, v), v
+    weighing = 0
+    if m > EACH_ROW and options.method != "taylor":
+        weights, weighing = _row_weights(var, v, f0)
+        u = u * weights[None, :]
     if m == 1:  # u = 1 for every direction: one backward pass gives the whole gradient
         gradient = target.vjp(name, u[0])
         claim = (v @ gradient)[None]
@@ -77,10 +81,39 @@ def _project(target, name, var, options, rng) -> tuple[VariableReport, np.ndarra
     tau, accuracy = tol.bounds(claim, numeric.estimate, scale_f, x, numeric.complex_step)
     verdicts, reasons = judge(claim, numeric, tau, strict=True, accuracy=accuracy)
     report = _report(name, target, claim, numeric, tau, verdicts, reasons, options)
-    report.evaluations = numeric.evaluations
+    report.evaluations = numeric.evaluations + weighing
     if not report.ok:
         report.diagnosis = diagnose(report, var, f0, options)
     return report, v
+
+
+RESOLVED_ROW = 1e8  # an output is weighed by its size only where its change over the first
+# step is this many ulps of it: its own rounding then stays far below the tolerance
+
+
+def _row_weights(var, v, f0) -> tuple[np.ndarray, int]:
+    """Beyond EACH_ROW outputs, one u a direction: each output whose change the first step
+    resolves is weighted by the inverse of its size along the directions (a central
+    difference, two evaluations a direction), so that a small output counts as much as a
+    large one in uᵀJv; the others keep the largest's weight (a constant output, or one
+    whose size swamps its change, would only add rounding). Returns the weights and the
+    evaluations taken."""
+    count = len(v)
+    x = var.base.reshape(-1)
+    h = S.START * max(1.0, float(np.max(np.abs(x), initial=0.0)))
+    along = var.along_directions(v)
+    steps = np.full(count, h)
+    with np.errstate(all="ignore"):
+        up, down = along(np.arange(count), steps), along(np.arange(count), -steps)
+        change = np.abs(up - down)
+        size = np.where(np.isfinite(change), change, 0.0).max(axis=1) / (2 * h)
+        values = np.maximum(np.abs(up), np.abs(down))
+        rounding = np.where(np.isfinite(values), values, np.inf).max(axis=1) * S.EPS
+    top = float(size.max(initial=0.0))
+    if not top > 0:
+        return np.ones(f0.size), 2 * count
+    resolved = size * 2 * h >= RESOLVED_ROW * rounding
+    return np.where(resolved & (size > 0), 1.0 / np.maximum(size, 1e-300), 1.0 / top), 2 * count
 
 
 def _project_rows(target, name, var, options, f0, v) -> VariableReport:
