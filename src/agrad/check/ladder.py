@@ -67,9 +67,11 @@ def ladder(
         with np.errstate(all="ignore"):  # overflow, poles, domains: inf and nan are data here
             up = along(elements[active], hp)
             down = along(elements[active], -hm)
-            done = state.level(k, active, h, up, down, hp, hm)
+            done, settled_smooth = state.level(k, active, h, up, down, hp, hm)
         out.evaluations += 2 * active.size
-        out.evaluations += _confirm(state, along, elements, active, h, first_step, done, actual)
+        out.evaluations += _confirm(
+            state, along, elements, active, h, first_step, done, done & settled_smooth, actual
+        )
         if keep_trace:
             out.trace.append((k, active.copy(), h.copy(), state.last_gap.copy()))
         out.levels[active] = k + 1
@@ -81,12 +83,12 @@ def ladder(
     return out
 
 
-def _confirm(state, along, elements, active, h, first_step, done, actual) -> int:
-    """Confirm at a much finer step the estimates settled on this level at steps coarser
-    than the first absolute one (relative steps, |x| > 1, assume f varies on the scale of
-    x); un-settle (in ``done``) those it refutes. Returns the evaluations it took."""
+def _confirm(state, along, elements, active, h, first_step, done, settled, actual) -> int:
+    """Confirm at a much finer step the smooth estimates ``settled`` on this level at steps
+    coarser than the first absolute one (relative steps, |x| > 1, assume f varies on the
+    scale of x); un-settle (in ``done``) those it refutes. Returns the evaluations it took."""
     coarse = (h > START) & (h / PROBE >= first_step[active] * (SMALLEST / START))
-    probe = state.probe & done & coarse
+    probe = settled & coarse
     if not probe.any():
         return 0
     cols = np.nonzero(probe)[0]
@@ -103,8 +105,13 @@ def _central(along, elements, h, actual):
     """The central difference along ``elements`` at steps ``h``, and its rounding."""
     hp, hm = (h, h) if actual is None else actual(elements, h)
     with np.errstate(all="ignore"):
-        up, down = along(elements, hp), along(elements, -hm)
-        return (up - down) / (hp + hm), 2 * EPS * (np.abs(up) + np.abs(down)) / (hp + hm)
+        return _quotient(along(elements, hp), along(elements, -hm), hp, hm)
+
+
+def _quotient(up, down, hp, hm):
+    """The central quotient of ``up`` and ``down`` and its rounding: its two values, each
+    rounded to half an ulp, with a factor 2 to spare."""
+    return (up - down) / (hp + hm), 2 * EPS * (np.abs(up) + np.abs(down)) / (hp + hm)
 
 
 class _LadderState:
@@ -136,15 +143,14 @@ class _LadderState:
         full[:, active] = values
         return full
 
-    def level(self, k, active, h, up, down, hp, hm) -> np.ndarray:
-        """Take one level's evaluations; return which active elements are done."""
+    def level(self, k, active, h, up, down, hp, hm) -> tuple[np.ndarray, np.ndarray | bool]:
+        """Take one level's evaluations; return which active elements are done, and which
+        of them settled on a smooth estimate."""
         f0 = self.f0[:, active]
-        central = (up - down) / (hp + hm)
+        central, noise = _quotient(up, down, hp, hm)
         plus, minus = (up - f0) / hp, (f0 - down) / hm
         finite = np.isfinite(up) & np.isfinite(down) & np.isfinite(f0)
-        # Rounding at this step: in the central quotient (its two values, each rounded to
-        # half an ulp, with a factor 2 to spare) and in the gap (f(x) counts twice there).
-        noise = 2 * EPS * (np.abs(up) + np.abs(down)) / (hp + hm)
+        # Rounding in the gap: f(x) counts twice there.
         gap_noise = EPS * (np.abs(up) + 2 * np.abs(f0) + np.abs(down)) / h
         gap = np.where(finite, np.abs(plus - minus), np.nan)
         self.any_finite[:, active] |= finite
@@ -203,12 +209,11 @@ class _LadderState:
         self.minus.append(self._full(active, minus))
         self.steps.append(self._full(active, np.broadcast_to(h, central.shape)))
         self.last_gap = gap
-        done = self._settled(k, active, best, best_err)
+        done, smooth = self._settled(k, active, best, best_err)
         self.keep(done)
-        return done
+        return done, smooth
 
     _keep = slice(None)
-    probe: np.ndarray | bool = False  # (active,) settled on a smooth estimate at this level
 
     def keep(self, done: np.ndarray) -> None:
         self._keep = ~done  # the tableau rows follow the elements that stay
@@ -235,14 +240,14 @@ class _LadderState:
             row[:, cols] = np.nan
         self.taylor[:, gone], self.falls[:, gone] = False, 0
 
-    def _settled(self, k, active, best, best_err) -> np.ndarray:
-        """Elements whose every output has a clear outcome at this level."""
+    def _settled(self, k, active, best, best_err) -> tuple[np.ndarray, np.ndarray | bool]:
+        """Elements whose every output has a clear outcome at this level, and which of them
+        settled on a smooth estimate (to be confirmed at a finer step, see `_confirm`)."""
         lost = ~np.isfinite(self.f0[:, active])  # f(x) itself is not finite: no step helps
-        self.probe = False
         if lost.all():
-            return np.ones(active.size, dtype=bool)
+            return np.ones(active.size, dtype=bool), False
         if k == 0:
-            return np.zeros(active.size, dtype=bool)
+            return np.zeros(active.size, dtype=bool), False
         if k == 1:  # two levels: only a textbook smooth point, converged well past need
             g0, g1 = self.gaps[0][:, active], self.gaps[1][:, active]
             quiet = g1 <= np.maximum(4 * self.gap_noise[1][:, active], 1e-300)
@@ -250,8 +255,7 @@ class _LadderState:
             with np.errstate(all="ignore"):
                 clean = (g0 / g1 >= 3.2) & (g0 / g1 <= 5.0)  # the gap falls as h, no faster
             settled = (clean | quiet) & (best_err <= self.target[:, active] / 16)
-            self.probe = ~lost.all(axis=0)
-            return (settled | lost).all(axis=0)
+            return (settled | lost).all(axis=0), ~lost.all(axis=0)
         last = np.full((self.m, active.size), k)
         shape = self._signature(active, last)
         target = self.target[:, active]
@@ -260,9 +264,9 @@ class _LadderState:
         if self.claim is not None:  # clearly wrong at a smooth point: no need to go on
             gap = np.abs(self.claim[:, active] - best)
             settled |= smooth & (best_err <= target) & (gap > 4 * (target + best_err))
-        self.probe = (settled | lost).all(axis=0) & settled.any(axis=0)
+        smooth = (settled | lost).all(axis=0) & settled.any(axis=0)
         settled |= (shape == SHAPE_KINK) | (shape == SHAPE_NOISE) | (shape == SHAPE_FLAT)
-        return (settled | lost).all(axis=0)
+        return (settled | lost).all(axis=0), smooth
 
     def _signature(self, columns, last) -> np.ndarray:
         """How the gap and the one-sided quotients scaled over the last levels each element

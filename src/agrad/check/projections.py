@@ -61,29 +61,11 @@ def _project(target, name, var, options, rng) -> tuple[VariableReport, np.ndarra
     else:
         claim = np.array([[float(target.vjp(name, u[d]) @ v[d]) for d in range(len(v))]])
     f0u = (u @ f0)[None]  # (1, D): each direction's projected value at the base
-    tol = Tolerance.default(target.dtype, options.atol, options.rtol)
     scale_f = np.array([float(np.max(np.abs(f0u), initial=0.0))])
-    tau = tol.of(claim, claim, scale_f, x)
-    count = len(v)
-    start = np.full(count, S.START * max(1.0, float(np.max(np.abs(x), initial=0.0))))
     if options.method == "taylor":
-        return _taylor_variable(var, name, target, f0u, claim, v, u, tau, start, options), v
-    if var.complex_batch is not None and options.method in ("auto", "complex"):
-        numeric = complex_step(var.along_directions(v, True, u), f0u, count, start / S.START)
-        rest = np.nonzero(~numeric.complex_step)[0]
-    else:
-        numeric = S.Numeric.empty(1, count)
-        rest = np.arange(count)
-    if rest.size:
-        climbed = ladder(var.along_directions(v, project=u), f0u[:, rest], rest,
-                           start[rest], tau[:, rest], claim[:, rest])  # fmt: skip
-        numeric.merge(rest, climbed)
-    tau, accuracy = tol.bounds(claim, numeric.estimate, scale_f, x, numeric.complex_step)
-    verdicts, reasons = judge(claim, numeric, tau, strict=True, accuracy=accuracy)
-    report = _report(name, target, claim, numeric, tau, verdicts, reasons, options)
-    report.evaluations = numeric.evaluations + weighing
-    if not report.ok:
-        report.diagnosis = diagnose(report, var, f0, options)
+        return _taylor_variable(var, name, target, f0u, claim, v, u, scale_f, options), v
+    report = _compare(target, name, var, options, claim, f0, f0u, scale_f, v, u)
+    report.evaluations += weighing
     return report, v
 
 
@@ -119,30 +101,43 @@ def _row_weights(var, v, f0) -> tuple[np.ndarray, int]:
 def _project_rows(target, name, var, options, f0, v) -> VariableReport:
     """Each output's directional derivative along each direction: J v (m, D), the claim's
     rows from one VJP an output, the numeric side from the same evaluations of f."""
-    x = var.base.reshape(-1)
-    m, count = f0.size, len(v)
+    m = f0.size
     rows = np.stack([target.vjp(name, np.eye(m)[i]) for i in range(m)])  # the claimed J
-    claim = rows @ v.T
+    return _compare(target, name, var, options, rows @ v.T, f0, f0, f0, v, out_shape=(m,))
+
+
+def _compare(target, name, var, options, claim, f0, base, scale, v, u=None, out_shape=()):
+    """The claim (m, D) against the numeric derivatives of f along the directions ``v``
+    (of u·f with ``u`` (D, m): then m = 1): by the complex step where f takes one, else by
+    the ladder; ``f0`` is f at the point, ``base`` what is differentiated there, (m,) or
+    per direction (1, D), ``scale`` the outputs' scale for the tolerances."""
+    x = var.base.reshape(-1)
+    count = claim.shape[1]
     tol = Tolerance.default(target.dtype, options.atol, options.rtol)
-    start = np.full(count, S.START * max(1.0, float(np.max(np.abs(x), initial=0.0))))
+    start = _first_steps(x, count)
     if var.complex_batch is not None and options.method in ("auto", "complex"):
-        numeric = complex_step(var.along_directions(v, True), f0, count, start / S.START)
+        numeric = complex_step(var.along_directions(v, True, u), base, count, start / S.START)
         rest = np.nonzero(~numeric.complex_step)[0]
     else:
-        numeric = S.Numeric.empty(m, count)
+        numeric = S.Numeric.empty(claim.shape[0], count)
         rest = np.arange(count)
     if rest.size:
-        target_accuracy = tol.of(claim, claim, f0, x)
-        climbed = ladder(var.along_directions(v), f0, rest, start[rest],
-                         target_accuracy[:, rest], claim[:, rest])  # fmt: skip
+        accuracy = tol.of(claim, claim, scale, x)
+        at_rest = base if base.ndim == 1 else base[:, rest]
+        along = var.along_directions(v, project=u)
+        climbed = ladder(along, at_rest, rest, start[rest], accuracy[:, rest], claim[:, rest])
         numeric.merge(rest, climbed)
-    tau, accuracy = tol.bounds(claim, numeric.estimate, f0, x, numeric.complex_step)
+    tau, accuracy = tol.bounds(claim, numeric.estimate, scale, x, numeric.complex_step)
     verdicts, reasons = judge(claim, numeric, tau, strict=True, accuracy=accuracy)
-    report = _report(name, target, claim, numeric, tau, verdicts, reasons, options, (m,))
+    report = _report(name, target, claim, numeric, tau, verdicts, reasons, options, out_shape)
     report.evaluations = numeric.evaluations
     if not report.ok:
         report.diagnosis = diagnose(report, var, f0, options)
     return report
+
+
+def _first_steps(x: np.ndarray, count: int) -> np.ndarray:
+    return np.full(count, S.START * max(1.0, float(np.max(np.abs(x), initial=0.0))))
 
 
 def _report(
@@ -168,15 +163,18 @@ def _report(
     )
 
 
-def _taylor_variable(var, name, target, f0u, claim, v, u, tau, start, options):
+def _taylor_variable(var, name, target, f0u, claim, v, u, scale, options):
     """The Taylor test along each direction: the rate decides, no step is chosen."""
     count = claim.shape[1]
+    base = var.base.reshape(-1)
+    tol = Tolerance.default(target.dtype, options.atol, options.rtol)
+    tau = tol.of(claim, claim, scale, base)
+    start = _first_steps(base, count)
     verdicts = np.full((1, count), UNDECIDED, dtype=np.int8)
     reasons = np.zeros((1, count), dtype=np.int8)
     numeric = S.Numeric.empty(1, count)
     tables = []
     evaluations = 0
-    base = var.base.reshape(-1)
     for d in range(count):
 
         def along(steps, d=d):
