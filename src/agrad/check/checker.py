@@ -27,6 +27,7 @@ from .numeric import default_eps, differences
 from .options import FIXED, CheckOptions
 from .recorded import ReplayMismatch
 from .report import CheckReport, ExpectReport, VariableReport
+from .straddled import refine_straddled_kinks
 from .targets import Target, Variable
 from .verdict import (
     FAIL,
@@ -250,6 +251,7 @@ def numeric_jacobian(
             actual=var.actual_steps,
         )
         result.merge(rest, climbed)
+        refine_straddled_kinks(var, f0, result, accuracy, claim)
     return result
 
 
