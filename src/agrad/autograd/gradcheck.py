@@ -122,6 +122,8 @@ def describe(report: CheckReport, target: AgradCallableTarget, inputs: tuple) ->
         worst = v.worst[0] if v.worst else None
         output = _output_of(target, worst.output_index if worst else ())
         lines = [f"Jacobian mismatch for output {output} with respect to input {position},"]
+        if v.diagnosis is not None and v.diagnosis.kind == "cotangent":  # (PyTorch's words)
+            lines = [f"backward not multiplied by grad_output, for input {position}:"]
         if v.diagnosis is not None:
             lines.append(v.diagnosis.message)
         if v.compared <= 400 and not report.fast:

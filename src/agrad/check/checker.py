@@ -20,6 +20,7 @@ import numpy as np
 from ..errors import AgradLimitError, AgradValueError
 from . import steps as S
 from .complex_step import complex_step
+from .cotangents import cotangent_test, mark
 from .diagnosis import diagnose
 from .flat import pass_flat
 from .ladder import ladder
@@ -160,7 +161,8 @@ def worst_points(
 def _compare(target, name, var, options, rng, claim) -> VariableReport:
     f0 = var.value()
     x = var.base.reshape(-1)
-    if claim is None:
+    claimed = claim is None
+    if claimed:
         claim = target.claim(name)
     claim = np.asarray(claim, dtype=np.float64).reshape(f0.size, x.size)
     tol = Tolerance.default(target.dtype, options.atol, options.rtol)
@@ -190,6 +192,12 @@ def _compare(target, name, var, options, rng, claim) -> VariableReport:
         if analytic64 is not None:
             analytic64 = np.asarray(analytic64, dtype=np.float64).reshape(claim.shape)
             _precision_triage(analytic64, numeric, options, size, x, estimate, verdicts, reasons)
+    cotangent = None
+    if claimed:  # (a given claim, --expect's formula, is no backward's)
+        nonlinear, cotangent = cotangent_test(
+            lambda u: target.vjp(name, u), claim, rng, target.dtype
+        )
+        mark(verdicts, reasons, nonlinear)
     report = VariableReport(
         name=name,
         out_shape=tuple(target.output_shape(name)),
@@ -210,6 +218,7 @@ def _compare(target, name, var, options, rng, claim) -> VariableReport:
         dtype=target.dtype,
         adaptive_step=None if estimate is None else numeric.step,
         direction_tests=tests,
+        cotangent=cotangent,
     )
     if not report.ok:
         report.diagnosis = diagnose(report, var, f0, options)

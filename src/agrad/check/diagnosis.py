@@ -19,6 +19,7 @@ from .report import Diagnosis
 from .taylor import taylor
 from .verdict import (
     CLAIM_NONFINITE,
+    COTANGENT,
     FAIL,
     INACCURATE,
     JUMP,
@@ -208,7 +209,24 @@ def _undecided(report, var, f0, options, i, j, where, count, a, n, reason) -> Di
     )
 
 
+def _cotangent(report, var, f0, options, i, j, where, count, a, n) -> Diagnosis:
+    found = report.cotangent or {}
+    shape = var.base.shape  # (under --fast the report's elements are directions)
+    element = index_label(np.unravel_index(found.get("element", 0), shape))
+    at = f"{report.name}[{element}]" if shape else report.name
+    return Diagnosis(
+        "cotangent",
+        "the backward is not linear in its cotangent (grad_output): with a random "
+        f"cotangent it gives {_g(found.get('with_cotangent', np.nan))} at {at}, where the "
+        "cotangent times the Jacobian it gives for one-hot cotangents is "
+        f"{_g(found.get('expected', np.nan))}; multiply the gradient by grad_output (a "
+        "backward that ignores it is right only for a loss used alone)",
+        dict(found),
+    )
+
+
 _BUILDERS = {
+    COTANGENT: _cotangent,
     RULE: _rule,
     STEP: _step,
     PRECISION: _precision,

@@ -12,13 +12,14 @@ import numpy as np
 
 from . import steps as S
 from .complex_step import complex_step
+from .cotangents import cotangent_test
 from .diagnosis import diagnose
 from .ladder import ladder
 from .options import CheckOptions
 from .report import Diagnosis, VariableReport
 from .targets import Target
 from .taylor import taylor
-from .verdict import FAIL, PASS, RULE, UNDECIDED, Tolerance, judge
+from .verdict import COTANGENT, FAIL, PASS, RULE, UNDECIDED, Tolerance, judge
 
 
 def _directions(n: int, m: int, count: int, rng: np.random.Generator):
@@ -50,23 +51,36 @@ def _project(target, name, var, options, rng) -> tuple[VariableReport, np.ndarra
     n, m = x.size, f0.size
     v, u = _directions(n, m, options.directions, rng)
     if 1 < m <= EACH_ROW and options.method != "taylor":
-        return _project_rows(target, name, var, options, f0, v), v
+        return _project_rows(target, name, var, options, f0, v, rng), v
     weighing = 0
     if m > EACH_ROW and options.method != "taylor":
         weights, weighing = _row_weights(var, v, f0)
         u = u * weights[None, :]
     if m == 1:  # u = 1 for every direction: one backward pass gives the whole gradient
-        gradient = target.vjp(name, u[0])
-        claim = (v @ gradient)[None]
+        grads, basis = target.vjp(name, u[0])[None], u[:1]
+        claim = (v @ grads[0])[None]
     else:
-        claim = np.array([[float(target.vjp(name, u[d]) @ v[d]) for d in range(len(v))]])
+        grads, basis = np.stack([target.vjp(name, u[d]) for d in range(len(v))]), u
+        claim = np.einsum("dn,dn->d", grads, v)[None]
     f0u = (u @ f0)[None]  # (1, D): each direction's projected value at the base
     scale_f = np.array([float(np.max(np.abs(f0u), initial=0.0))])
     if options.method == "taylor":
         return _taylor_variable(var, name, target, f0u, claim, v, u, scale_f, options), v
     report = _compare(target, name, var, options, claim, f0, f0u, scale_f, v, u)
     report.evaluations += weighing
+    _test_cotangents(report, target, name, grads, basis, rng, var, f0, options)
     return report, v
+
+
+def _test_cotangents(report, target, name, grads, basis, rng, var, f0, options) -> None:
+    """A VJP not linear in its cotangent (see `cotangents`) fails every direction: the
+    directions do not say which input element it is wrong at."""
+    bad, report.cotangent = cotangent_test(
+        lambda w: target.vjp(name, w), grads, rng, target.dtype, basis
+    )
+    if bad.any():
+        report.verdicts[:], report.reasons[:] = FAIL, COTANGENT
+        report.diagnosis = diagnose(report, var, f0, options)
 
 
 RESOLVED_ROW = 1e8  # an output is weighed by its size only where its change over the first
@@ -98,12 +112,14 @@ def _row_weights(var, v, f0) -> tuple[np.ndarray, int]:
     return np.where(resolved & (size > 0), 1.0 / np.maximum(size, 1e-300), 1.0 / top), 2 * count
 
 
-def _project_rows(target, name, var, options, f0, v) -> VariableReport:
+def _project_rows(target, name, var, options, f0, v, rng) -> VariableReport:
     """Each output's directional derivative along each direction: J v (m, D), the claim's
     rows from one VJP an output, the numeric side from the same evaluations of f."""
     m = f0.size
     rows = np.stack([target.vjp(name, np.eye(m)[i]) for i in range(m)])  # the claimed J
-    return _compare(target, name, var, options, rows @ v.T, f0, f0, f0, v, out_shape=(m,))
+    report = _compare(target, name, var, options, rows @ v.T, f0, f0, f0, v, out_shape=(m,))
+    _test_cotangents(report, target, name, rows, None, rng, var, f0, options)
+    return report
 
 
 def _compare(target, name, var, options, claim, f0, base, scale, v, u=None, out_shape=()):

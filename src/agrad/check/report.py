@@ -152,6 +152,7 @@ class VariableReport:
     expect: ExpectReport | None = None
     diagnosis: Diagnosis | None = None
     direction_tests: list = field(default_factory=list)
+    cotangent: dict | None = None  # a VJP not linear in its cotangent (see `cotangents`)
 
     # ---- counts and summaries ------------------------------------------------------------
 

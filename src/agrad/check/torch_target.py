@@ -91,4 +91,16 @@ class TorchTarget:
         return rows
 
     def vjp(self, name: str, u: np.ndarray) -> np.ndarray:
-        return self.claim(name).T @ np.asarray(u, dtype=np.float64).reshape(-1)
+        """uᵀJ by PyTorch's backward with the cotangent u (not from the claim: a backward
+        that does not multiply by its cotangent shows only here, see `cotangents`)."""
+        torch = self.torch
+        tensors = self._tensors(wide=False, grad=self.names)
+        out = self._call(tensors)
+        leaf = tensors[name]
+        if not out.requires_grad:
+            return np.zeros(leaf.numel())
+        cotangent = torch.as_tensor(np.asarray(u).reshape(out.shape), dtype=out.dtype)
+        (g,) = torch.autograd.grad(out, [leaf], grad_outputs=cotangent, allow_unused=True)
+        if g is None:
+            return np.zeros(leaf.numel())
+        return g.detach().numpy().astype(np.float64).reshape(-1)

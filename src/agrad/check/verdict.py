@@ -24,6 +24,7 @@ VERDICTS = ("pass", "fail", "kink", "undecided")
 # Why: failures, then undecided elements (0: nothing to say).
 RULE, STEP, PRECISION, STRICT_KINK, SUBGRADIENT, CLAIM_NONFINITE = 1, 2, 3, 4, 5, 6
 NONFINITE, NOISE, KINK_CLOSE, INACCURATE, JUMP = 7, 8, 9, 10, 11
+COTANGENT = 12  # the backward is not linear in grad_output (see `cotangents`)
 REASONS = {
     0: "",
     RULE: "rule",
@@ -37,6 +38,7 @@ REASONS = {
     KINK_CLOSE: "kink closer than any step",
     INACCURATE: "finite differences not accurate enough",
     JUMP: "the function jumps",
+    COTANGENT: "backward not linear in grad_output",
 }
 _NUMERIC_REASON = {S.NONFINITE: NONFINITE, S.NOISE: NOISE, S.KINK_CLOSE: KINK_CLOSE}
 

@@ -1,0 +1,56 @@
+"""Is the backward linear in its cotangent? A claim assembled from one-hot cotangents
+(or, for a single-number output, from the cotangent 1) cannot tell a backward that
+forgets to multiply by ``grad_output`` (``return 2*x``), squares it (``g*g*2*x``) or adds
+a constant from a right one: for those cotangents they give the same numbers. In use,
+the cotangent is anything (``0.5 * SumSq.apply(x)``) and such a gradient is wrong.
+PyTorch's gradcheck tests the zero cotangent; here one VJP with a random cotangent ``w``
+must equal ``w`` times the claim, which a zero, a factor or a square all fail.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from .verdict import COTANGENT, FAIL
+
+
+def cotangent_test(
+    vjp: Callable[[np.ndarray], np.ndarray],
+    grads: np.ndarray,
+    rng: np.random.Generator,
+    dtype: str,
+    basis: np.ndarray | None = None,
+) -> tuple[np.ndarray, dict | None]:
+    """``grads`` (k, n): the VJPs of the cotangents in ``basis`` (k, m; the one-hot ones
+    when None). Returns which of the n input elements break linearity, and the evidence
+    (None when none does)."""
+    k, n = grads.shape
+    bad = np.zeros(n, dtype=bool)
+    if k == 0 or n == 0:
+        return bad, None
+    # (one cotangent: away from 0 and 1, where a forgotten or squared one hides, and
+    # negative, where |g| does)
+    w = -rng.uniform(0.25, 0.75, 1) if k == 1 else rng.standard_normal(k)
+    u = w if basis is None else w @ basis
+    got = np.asarray(vjp(u), dtype=np.float64).reshape(-1)
+    with np.errstate(all="ignore"):
+        want = w @ np.where(np.isfinite(grads), grads, 0.0)
+        scale = np.abs(w) @ np.abs(np.where(np.isfinite(grads), grads, 0.0))
+        # Rounding: the same backward with another cotangent rounds differently; a
+        # backward that is not linear is off by a part of the whole (a factor, a square).
+        allowed = np.sqrt(np.finfo(np.dtype(dtype)).eps) * (scale + 1e-6 * scale.max())
+        bad = ~(np.abs(got - want) <= allowed) & np.isfinite(grads).all(axis=0)
+    if not bad.any():
+        return bad, None
+    j = int(np.argmax(np.where(bad, np.nan_to_num(np.abs(got - want), nan=np.inf), -1.0)))
+    evidence = {"element": j, "with_cotangent": float(got[j]), "expected": float(want[j]),
+                "cotangent_scale": float(np.abs(u).max())}  # fmt: skip
+    return bad, evidence
+
+
+def mark(verdicts: np.ndarray, reasons: np.ndarray, bad: np.ndarray) -> None:
+    """Fail the compared elements of the input elements ``bad`` (n,): every output's."""
+    verdicts[:, bad] = FAIL
+    reasons[:, bad] = COTANGENT

@@ -1,0 +1,154 @@
+"""A backward must be linear in its cotangent (grad_output), and the check must see it.
+
+A claim assembled from one-hot cotangents (a single-number output: the cotangent 1)
+cannot tell a backward that forgets grad_output (`return 2*x`), squares it (`g*g*2*x`)
+or adds a constant from a right one; in use (`0.5 * SumSq.apply(x)`) their gradients are
+wrong. Both passed agrad's gradcheck and `agrad check --python` (QA, 2026-12-02; PyTorch's
+gradcheck fails the first, its fast mode the second). Now one VJP with a random cotangent
+must equal the cotangent times the claimed Jacobian.
+
+Oracles: each wrong backward's gradient in a composed use (computed here, in agrad and in
+PyTorch alike) differs from the true one, by algebra; right backwards, written the same
+way, pass in agrad and in PyTorch.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import numpy as np
+import pytest
+
+import agrad
+
+# backward bodies: (x saved, g the cotangent) -> the gradient; the forward is sum(x**2)
+# for a single-number output, x**2 for a vector one.
+WRONG = {
+    "forgets g": "2 * x",
+    "squares g": "g * g * 2 * x",
+    "adds a constant": "g * 2 * x + 1e-3",
+    "uses |g|": "g.abs() * 2 * x",
+}
+RIGHT = {"g times 2x": "g * 2 * x", "2x times g": "2 * x * g"}
+
+
+def _function(lib, body: str, scalar: bool):
+    namespace: dict = {}
+    forward = "(x ** 2).sum()" if scalar else "x ** 2"
+    code = f"""
+    class F(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return {forward}
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return {body}
+    """
+    exec(textwrap.dedent(code), {"lib": lib}, namespace)  # test-side source, written here
+    return namespace["F"]
+
+
+def _libraries():
+    libs = [agrad]
+    try:
+        import torch
+
+        libs.append(torch)
+    except ImportError:  # pragma: no cover - the oracle is installed in CI
+        pass
+    return libs
+
+
+@pytest.mark.parametrize("scalar", [True, False], ids=["scalar", "vector"])
+@pytest.mark.parametrize("bug", sorted(WRONG))
+def test_the_wrong_backward_is_wrong_in_use(bug, scalar):
+    # The independent reason these must fail: composed with -0.5*, the gradient is not -x.
+    for lib in _libraries():
+        fn = _function(lib, WRONG[bug], scalar)
+        x = lib.tensor([0.5, 1.5, -2.0], dtype=lib.float64, requires_grad=True)
+        (-0.5 * fn.apply(x)).sum().backward()
+        assert not np.allclose(np.asarray(x.grad.tolist()), [-0.5, -1.5, 2.0], rtol=1e-6)
+
+
+@pytest.mark.parametrize("fast", [False, True], ids=["slow", "fast"])
+@pytest.mark.parametrize("scalar", [True, False], ids=["scalar", "vector"])
+@pytest.mark.parametrize("bug", sorted(WRONG))
+def test_gradcheck_fails_a_backward_not_linear_in_its_cotangent(bug, scalar, fast):
+    fn = _function(agrad, WRONG[bug], scalar)
+    x = agrad.tensor([0.5, 1.5, -2.0], dtype=agrad.float64, requires_grad=True)
+    assert not agrad.autograd.gradcheck(fn.apply, (x,), fast_mode=fast, raise_exception=False)
+    with pytest.raises(Exception, match="grad_output"):
+        agrad.autograd.gradcheck(fn.apply, (x,), fast_mode=fast)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("fast", [False, True], ids=["slow", "fast"])
+@pytest.mark.parametrize("scalar", [True, False], ids=["scalar", "vector"])
+@pytest.mark.parametrize("body", sorted(RIGHT))
+def test_a_right_backward_passes(body, scalar, fast, dtype):
+    fn = _function(agrad, RIGHT[body], scalar)
+    rng = np.random.default_rng(3)
+    x = agrad.tensor(rng.standard_normal(7), dtype=getattr(agrad, dtype), requires_grad=True)
+    assert agrad.autograd.gradcheck(fn.apply, (x,), fast_mode=fast, raise_exception=False,
+                                    atol=1e-3 if dtype == "float32" else 1e-5)  # fmt: skip
+
+
+@pytest.mark.parametrize("m", [3, 64, 65, 200])
+@pytest.mark.parametrize("fast", [False, True], ids=["slow", "fast"])
+def test_many_outputs_right_passes_and_squared_fails(m, fast):
+    x = agrad.tensor(np.linspace(-2, 2, m), dtype=agrad.float64, requires_grad=True)
+    right, wrong = _function(agrad, "g * 2 * x", False), _function(agrad, "g * g * 2 * x", False)
+    assert agrad.autograd.gradcheck(right.apply, (x,), fast_mode=fast, raise_exception=False)
+    assert not agrad.autograd.gradcheck(wrong.apply, (x,), fast_mode=fast, raise_exception=False)
+
+
+def test_long_chains_of_agrad_ops_round_within_the_allowance(check_json):
+    # A right backward through many ops rounds differently for each cotangent: it must not
+    # be taken for a nonlinear one (a 60-op chain, outputs of very different sizes).
+    program = "y = x\n" + "y = sin(y) * 0.9 + cos(y) * 0.3\n" * 20 + "exp(3*y) * 1e6 + y"
+    report = check_json("--wrt", "x", "--set", f"x={np.linspace(-1, 1, 9).tolist()}", program)
+    assert report["ok"], report["variables"]["x"]["verdict"]
+
+
+CLI_AGRAD = """
+import agrad as torch
+
+class SumSq(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return (x ** 2).sum()
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        (x,) = ctx.saved_tensors
+        return BODY
+
+def loss(x):
+    return SumSq.apply(x)
+"""
+
+
+@pytest.mark.parametrize("lib", ["agrad", "torch"])
+@pytest.mark.parametrize("body, ok", [("2 * x", False), ("grad_output * 2 * x", True)])
+@pytest.mark.parametrize("fast", [False, True], ids=["slow", "fast"])
+def test_check_python_sees_a_forgotten_grad_output(cli, tmp_path, monkeypatch, lib, body, ok,
+                                                    fast):  # fmt: skip
+    if lib == "torch":
+        pytest.importorskip("torch")
+    source = CLI_AGRAD.replace("BODY", body).replace("import agrad as torch", f"import {lib} "
+                                                     "as torch" if lib == "torch" else
+                                                     "import agrad as torch")  # fmt: skip
+    (tmp_path / "loss.py").write_text(source)
+    monkeypatch.chdir(tmp_path)
+    argv = ["check", "--python", "loss.py:loss", "--set", "x=[0.5,1.5,-2]", "--format", "json"]
+    result = cli([*argv, *(["--fast"] if fast else [])])
+    assert result.code == (0 if ok else 1), result.err
+    report = json.loads(result.out)
+    assert report["ok"] is ok
+    if not ok:
+        assert report["variables"]["x"]["diagnosis"]["kind"] == "cotangent"
