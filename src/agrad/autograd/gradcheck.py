@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ..check.callables import AgradCallableTarget
+from ..check.callables import AgradCallableTarget, NoFloatingOutput
 from ..check.checker import check_target
 from ..check.options import CheckOptions
 from ..check.report import CheckReport
@@ -63,7 +63,11 @@ def gradcheck(
     if not check_backward_ad:
         return True
     func, inputs = _distinct(func, inputs)
-    target = AgradCallableTarget(func, inputs)
+    try:
+        target = AgradCallableTarget(func, inputs)
+    except NoFloatingOutput:  # nothing differentiable to check: PyTorch answers True
+        return True
+    target.nondet_tol = float(nondet_tol)
     problems = []
     if check_undefined_grad:
         problems += _undefined_grad_problems(target)
@@ -113,6 +117,13 @@ def _unsupported(forward_ad: bool, batched_forward: bool, masked: Any, nondet_to
         raise ValueError(f"nondet_tol must be a number >= 0, got {nondet_tol!r}")
 
 
+_FIRST_LINES = {
+    "cotangent": "backward not multiplied by grad_output, for input {}:",
+    "reentrant": "Backward is not reentrant, i.e., running backward with same input and "
+    "grad_output multiple times gives different values, for input {}:",
+}
+
+
 def describe(report: CheckReport, target: AgradCallableTarget, inputs: tuple) -> str:
     """PyTorch's first line (which output, which input), then agrad's diagnosis."""
     for name, v in report.variables.items():
@@ -122,8 +133,9 @@ def describe(report: CheckReport, target: AgradCallableTarget, inputs: tuple) ->
         worst = v.worst[0] if v.worst else None
         output = _output_of(target, worst.output_index if worst else ())
         lines = [f"Jacobian mismatch for output {output} with respect to input {position},"]
-        if v.diagnosis is not None and v.diagnosis.kind == "cotangent":  # (PyTorch's words)
-            lines = [f"backward not multiplied by grad_output, for input {position}:"]
+        kind = v.diagnosis.kind if v.diagnosis is not None else ""
+        if kind in _FIRST_LINES:  # (PyTorch's words)
+            lines = [_FIRST_LINES[kind].format(position)]
         if v.diagnosis is not None:
             lines.append(v.diagnosis.message)
         if v.compared <= 400 and not report.fast:

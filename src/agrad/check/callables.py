@@ -23,6 +23,7 @@ from ..engine.functional import batched_jacobian
 from ..engine.grad_mode import set_grad_enabled
 from ..engine.replay import Tape
 from ..engine.tensor import Tensor, wrap
+from ..errors import AgradValueError
 from .recorded import (
     PERTURBED,
     Replay,
@@ -44,6 +45,11 @@ LONG = 64
 
 def _as_tuple(x: Any) -> tuple:
     return tuple(x) if isinstance(x, (tuple, list)) else (x,)
+
+
+class NoFloatingOutput(AgradValueError):
+    """The function returns only integer or bool tensors (PyTorch's gradcheck: vacuously
+    True; `agrad check`: bad input)."""
 
 
 class AgradCallableTarget:
@@ -71,6 +77,18 @@ class AgradCallableTarget:
             outputs = self._call(self.inputs, record=True, wide=False)
         finally:
             CASTS.seen = outer
+        if not outputs:
+            raise NoFloatingOutput(
+                "the function returns no floating-point tensor (only integer or bool ones): "
+                "there is no derivative to check; return the floating values it computes"
+            )
+        # As PyTorch's gradcheck: where some outputs require grad, only those are checked
+        # (one marked non-differentiable, or detached, is no claim); where none does, all
+        # are, and their derivatives must then be zero.
+        differentiable = [i for i, o in enumerate(outputs) if o.requires_grad]
+        if differentiable and len(differentiable) < len(outputs):
+            self._kept = differentiable
+            outputs = [outputs[i] for i in differentiable]
         self.outputs = outputs
         # The claim's precision: the inputs', or a narrower float the function casts to
         # (x.float() inside); every other call computes in float64 throughout (see _call).
@@ -98,7 +116,9 @@ class AgradCallableTarget:
                 )
             if o.dtype.kind in "fc":  # integer outputs have no derivative to check
                 outs.append(o)
-        return outs
+        return outs if self._kept is None else [outs[i] for i in self._kept]
+
+    _kept: list[int] | None = None  # the floating outputs that are checked, when not all
 
     def output_shape(self, name: str) -> tuple[int, ...]:
         return self.shapes[0] if len(self.shapes) == 1 else (sum(self.sizes),)

@@ -20,7 +20,7 @@ import numpy as np
 from ..errors import AgradLimitError, AgradValueError
 from . import steps as S
 from .complex_step import complex_step
-from .cotangents import cotangent_test, mark
+from .cotangents import cotangent_test, mark, nondet_tol
 from .diagnosis import diagnose
 from .flat import pass_flat
 from .ladder import ladder
@@ -194,10 +194,9 @@ def _compare(target, name, var, options, rng, claim) -> VariableReport:
             _precision_triage(analytic64, numeric, options, size, x, estimate, verdicts, reasons)
     cotangent = None
     if claimed:  # (a given claim, --expect's formula, is no backward's)
-        nonlinear, cotangent = cotangent_test(
-            lambda u: target.vjp(name, u), claim, rng, target.dtype
-        )
-        mark(verdicts, reasons, nonlinear)
+        nonlinear, cotangent = cotangent_test(lambda u: target.vjp(name, u), claim, rng,
+                                              target.dtype, None, nondet_tol(target))  # fmt: skip
+        mark(verdicts, reasons, nonlinear, cotangent)
     report = VariableReport(
         name=name,
         out_shape=tuple(target.output_shape(name)),

@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .verdict import COTANGENT, FAIL
+from .verdict import COTANGENT, FAIL, REENTRANT
 
 
 def cotangent_test(
@@ -22,10 +22,12 @@ def cotangent_test(
     rng: np.random.Generator,
     dtype: str,
     basis: np.ndarray | None = None,
+    nondet_tol: float = 0.0,
 ) -> tuple[np.ndarray, dict | None]:
     """``grads`` (k, n): the VJPs of the cotangents in ``basis`` (k, m; the one-hot ones
     when None). Returns which of the n input elements break linearity, and the evidence
-    (None when none does)."""
+    (None when none does). The VJP is taken twice: a backward must give the same numbers
+    for the same cotangent, within ``nondet_tol`` (PyTorch's "reentrant" test)."""
     k, n = grads.shape
     bad = np.zeros(n, dtype=bool)
     if k == 0 or n == 0:
@@ -35,6 +37,14 @@ def cotangent_test(
     w = -rng.uniform(0.25, 0.75, 1) if k == 1 else rng.standard_normal(k)
     u = w if basis is None else w @ basis
     got = np.asarray(vjp(u), dtype=np.float64).reshape(-1)
+    again = np.asarray(vjp(u), dtype=np.float64).reshape(-1)
+    with np.errstate(all="ignore"):
+        same = (got == again) | (np.abs(got - again) <= nondet_tol)  # (inf == inf too)
+        differs = ~same & ~(np.isnan(got) & np.isnan(again))
+    if differs.any():
+        j = int(np.argmax(differs))
+        return differs, {"reason": REENTRANT, "element": j, "with_cotangent": float(got[j]),
+                         "again": float(again[j]), "nondet_tol": nondet_tol}  # fmt: skip
     with np.errstate(all="ignore"):
         want = w @ np.where(np.isfinite(grads), grads, 0.0)
         scale = np.abs(w) @ np.abs(np.where(np.isfinite(grads), grads, 0.0))
@@ -45,12 +55,18 @@ def cotangent_test(
     if not bad.any():
         return bad, None
     j = int(np.argmax(np.where(bad, np.nan_to_num(np.abs(got - want), nan=np.inf), -1.0)))
-    evidence = {"element": j, "with_cotangent": float(got[j]), "expected": float(want[j]),
-                "cotangent_scale": float(np.abs(u).max())}  # fmt: skip
+    evidence = {"reason": COTANGENT, "element": j, "with_cotangent": float(got[j]),
+                "expected": float(want[j]), "cotangent_scale": float(np.abs(u).max())}  # fmt: skip
     return bad, evidence
 
 
-def mark(verdicts: np.ndarray, reasons: np.ndarray, bad: np.ndarray) -> None:
+def mark(verdicts: np.ndarray, reasons: np.ndarray, bad: np.ndarray, found: dict | None):
     """Fail the compared elements of the input elements ``bad`` (n,): every output's."""
-    verdicts[:, bad] = FAIL
-    reasons[:, bad] = COTANGENT
+    if found is not None:
+        verdicts[:, bad] = FAIL
+        reasons[:, bad] = found["reason"]
+
+
+def nondet_tol(target: object) -> float:
+    """How far two backward passes may differ: gradcheck's ``nondet_tol`` (0: not at all)."""
+    return float(getattr(target, "nondet_tol", 0.0))

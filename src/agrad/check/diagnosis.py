@@ -27,6 +27,7 @@ from .verdict import (
     NOISE,
     NONFINITE,
     PRECISION,
+    REENTRANT,
     RULE,
     STEP,
     STRICT_KINK,
@@ -225,7 +226,20 @@ def _cotangent(report, var, f0, options, i, j, where, count, a, n) -> Diagnosis:
     )
 
 
+def _reentrant(report, var, f0, options, i, j, where, count, a, n) -> Diagnosis:
+    found = report.cotangent or {}
+    return Diagnosis(
+        "reentrant",
+        "the backward is not reentrant: the same cotangent twice gave "
+        f"{_g(found.get('with_cotangent', np.nan))} and {_g(found.get('again', np.nan))} "
+        f"(nondet_tol {found.get('nondet_tol', 0.0):g}); a backward must be deterministic, "
+        "or name the noise it has in nondet_tol",
+        dict(found),
+    )
+
+
 _BUILDERS = {
+    REENTRANT: _reentrant,
     COTANGENT: _cotangent,
     RULE: _rule,
     STEP: _step,

@@ -90,6 +90,12 @@ def hand_claims(
         missing = [n for n in names if n not in result]
         if missing:
             raise AgradValueError(f"{label} returned no entry for {missing[0]!r}")
+        extra = [k for k in result if k not in names]
+        if extra:
+            raise AgradValueError(
+                f"{label} returned an entry for {extra[0]!r}, which is not a --wrt variable "
+                f"({', '.join(names)}); return one entry per --wrt variable"
+            )
         parts = [result[n] for n in names]
     elif isinstance(result, (tuple, list)):
         parts = list(result)
@@ -103,6 +109,13 @@ def hand_claims(
     m = int(np.prod(out_shape)) if out_shape else 1
     claims = {}
     for name, part in zip(names, parts, strict=True):
+        if part is None:
+            raise AgradValueError(f"{label} returned None for {name!r}; expected an array")
+        if np.iscomplexobj(part):  # (float64 would drop the imaginary part without a word)
+            raise AgradValueError(
+                f"{label} returned a complex gradient for {name!r}; gradients of a real "
+                "function are real: return the real array"
+            )
         try:
             array = np.asarray(part, dtype=np.float64)
         except (TypeError, ValueError):

@@ -97,7 +97,9 @@ def _import_file(path: Path, label: str) -> Any:
         raise UserCodeError(
             f"{label}: importing {path} called {exit_call(exc)}{IMPORT_EXIT_HINT}"
         ) from None
-    except Exception as exc:
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:
         raise UserCodeError(
             f"{label}: importing {path} raised {type(exc).__name__}: {exc}", exc
         ) from None
@@ -190,7 +192,9 @@ def calling(func: Callable, label: str, expect: str, note: str = "") -> Callable
                 f"{label} called {exit_call(exc)} (called with {_shapes(kwargs)}): a function "
                 "agrad checks must return its value; remove the exit"
             ) from None
-        except Exception as exc:
+        except KeyboardInterrupt:
+            raise
+        except BaseException as exc:  # (GeneratorExit, the user's own BaseException too)
             raise UserCodeError(
                 f"{label} raised {type(exc).__name__}: {exc} (called with {_shapes(kwargs)}){note}",
                 exc,

@@ -25,6 +25,7 @@ VERDICTS = ("pass", "fail", "kink", "undecided")
 RULE, STEP, PRECISION, STRICT_KINK, SUBGRADIENT, CLAIM_NONFINITE = 1, 2, 3, 4, 5, 6
 NONFINITE, NOISE, KINK_CLOSE, INACCURATE, JUMP = 7, 8, 9, 10, 11
 COTANGENT = 12  # the backward is not linear in grad_output (see `cotangents`)
+REENTRANT = 13  # the same backward twice gave different numbers
 REASONS = {
     0: "",
     RULE: "rule",
@@ -39,6 +40,7 @@ REASONS = {
     INACCURATE: "finite differences not accurate enough",
     JUMP: "the function jumps",
     COTANGENT: "backward not linear in grad_output",
+    REENTRANT: "backward not reentrant",
 }
 _NUMERIC_REASON = {S.NONFINITE: NONFINITE, S.NOISE: NOISE, S.KINK_CLOSE: KINK_CLOSE}
 

@@ -69,6 +69,8 @@ def run(argv: list[str] | None = None) -> int:
             return _fail("interrupted", code=ExitCode.INTERRUPTED)
         except Exception as exc:  # start-up itself failed (an import, the command table)
             return _internal(exc)
+        except BaseException as exc:  # GeneratorExit and the like: never a traceback
+            return _internal(exc)
 
 
 def _run(argv: list[str]) -> int:
