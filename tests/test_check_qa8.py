@@ -156,3 +156,16 @@ def test_bad_hand_gradients_are_refused_with_a_line(cli, user, grad, words):
                   "x=[1,2,3]"])  # fmt: skip
     assert result.code == 2, (result.code, result.err)
     assert words in result.err and "Traceback" not in result.err
+
+
+@pytest.mark.parametrize("claim, ok", [("x=[2e6*x[0], 0*x[1]]", False),
+                                       ("x=[2e6*x[0], 2e-3*x[1]*1.01]", False),
+                                       ("x=[2e6*x[0], 2e-3*x[1]]", True)])  # fmt: skip
+def test_a_small_element_beside_a_large_one_is_compared_where_the_numbers_are_exact(
+    check_json, claim, ok
+):
+    # The derivative of 1e-3·x1² is 2e-3 (algebra): a billionth of the row's 2e6 was the
+    # allowance, and a formula dropping the term "agreed". The complex step is exact here.
+    report = check_json("1e6*x[0]**2 + 1e-3*x[1]**2", "--wrt", "x", "--set", "x=[1,1]",
+                        "--expect", claim)  # fmt: skip
+    assert report["ok"] is ok

@@ -51,10 +51,15 @@ _NUMERIC_REASON = {S.NONFINITE: NONFINITE, S.NOISE: NOISE, S.KINK_CLOSE: KINK_CL
 # differences are that accurate, without leaving undecided those where they are not.
 # The numeric side is float64 whatever the claim's dtype; float32 claims carry float32
 # rounding, and their rule is checked again in float64 (see `checker`).
+# A fourth fraction is the claim's distance where the complex step gave the numbers: they
+# are exact there (no cancellation in f, whatever its size), so in float64 an element a
+# billionth of its row's scale is compared too (a dropped 1e-3·x² term beside 1e6·x²
+# passed at 1e-9, QA). Finite differences keep 1e-9: their error estimate can miss the
+# rounding of large intermediate terms that cancel in f (sum(sin(x)·x²) over [-3, 3]).
 DEFAULTS = {
-    "float64": (1e-5, 1e-6, 1e-9),
-    "float32": (1e-4, 1e-5, 1e-5),
-    "float16": (1e-2, 1e-3, 1e-3),  # (a function that casts to half inside: eps 1e-3)
+    "float64": (1e-5, 1e-6, 1e-9, 1e-12),
+    "float32": (1e-4, 1e-5, 1e-5, 1e-5),
+    "float16": (1e-2, 1e-3, 1e-3, 1e-3),  # (a function that casts to half inside: eps 1e-3)
 }
 FLOOR = 1e-14  # the atol floor: this fraction of |f| per unit of input is rounding level
 # Where the complex step gave the numbers (exact), only the claim's own rounding is left:
@@ -77,11 +82,12 @@ class Tolerance:
     atol: float | None = None
     scale_atol: float = 1e-6  # the numeric side's accuracy that decides (see DEFAULTS)
     compare_atol: float = 1e-9  # the claim's distance from it that passes
+    exact_atol: float = 1e-12  # the same where the complex step gave the numbers
 
     @classmethod
     def default(cls, dtype: str, atol: float | None = None, rtol: float | None = None):
-        r, decide, compare = DEFAULTS.get(dtype, DEFAULTS["float64"])
-        return cls(r if rtol is None else rtol, atol, decide, compare)
+        r, decide, compare, exact = DEFAULTS.get(dtype, DEFAULTS["float64"])
+        return cls(r if rtol is None else rtol, atol, decide, compare, exact)
 
     def of(
         self,
@@ -120,10 +126,12 @@ class Tolerance:
         x_scale = max(1.0, float(np.max(np.abs(x), initial=0.0)))
         unit = (np.where(np.isfinite(f0), np.abs(f0), 0.0) / x_scale)[:, None]  # |f| per x
         exact_columns = np.zeros(relative.shape[1], dtype=bool) if exact is None else exact
-        floor = unit * np.where(np.asarray(exact_columns, dtype=bool), FLOOR_EXACT, FLOOR)
+        exact_columns = np.asarray(exact_columns, dtype=bool)
+        floor = unit * np.where(exact_columns, FLOOR_EXACT, FLOOR)
         floor = np.maximum(floor, 1e-300)
+        compare = np.where(exact_columns, self.exact_atol, self.compare_atol)
         return (
-            np.maximum(self.compare_atol * scale, floor) + relative,
+            np.maximum(compare * scale, floor) + relative,
             np.maximum(self.scale_atol * scale, floor) + relative,
         )
 
