@@ -14,6 +14,7 @@ from . import autograd, compat, fills, inplace, printing, reorder, shaping
 from . import functions as F
 from .args import as_tensor
 from .dtypes import DTYPES, DType, as_dtype, to_dtype
+from .node import node_class
 from .ops.core import TABLE, UNARY, apply
 from .public import API, METHODS
 from .size import Size
@@ -146,10 +147,20 @@ def _clamp_(self: Tensor, min: Any = None, max: Any = None) -> Tensor:  # noqa: 
     return self._inplace(F.clip, min, max)
 
 
-def _fill(source: Tensor, value: Any) -> Tensor:
+def _fill(source: Tensor, value: Any, name: str = "") -> Tensor:
     # Recorded as where(False, self, value): no gradient flows to what self held before,
     # exactly 0 (self * 0 + value made inf or nan of an inf, and of an infinite cotangent).
-    return F.where(np.zeros(source.shape, dtype=bool), source, value)
+    # Its node is named as PyTorch's: FillBackward2 (a number), FillBackward3 (a tensor).
+    if isinstance(value, Tensor) and value.ndim != 0:
+        raise RuntimeError(
+            "fill_ only supports 0-dimension value tensor but got tensor with "
+            f"{value.ndim} dimensions."
+        )
+    out = F.where(np.zeros(source.shape, dtype=bool), source, value)
+    if out.grad_fn is not None:
+        label = name or ("FillBackward3" if isinstance(value, Tensor) else "FillBackward2")
+        out.grad_fn.__class__ = node_class(label)
+    return out
 
 
 def _copy_from(source: Tensor, src: Any) -> Tensor:
@@ -161,7 +172,7 @@ def _fill_(self: Tensor, value: Any) -> Tensor:
 
 
 def _zero_(self: Tensor) -> Tensor:
-    return self._inplace(_fill, 0)
+    return self._inplace(_fill, 0, "ZeroBackward0")
 
 
 def _copy_(self: Tensor, src: Any) -> Tensor:

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import AgradValueError
-from . import arranging, gathering, shaping, views
+from . import arranging, gathering, shaping, splitting, strided, views
 from . import functions as F
 from .args import as_tensor, first
 from .escapes import read_values
@@ -244,6 +244,8 @@ FUNCTIONS = {
     "where": where, "index_add": index_add,
 }  # fmt: skip
 FUNCTIONS.update(gathering.FUNCTIONS)  # gather, scatter, index_select, ...
+FUNCTIONS.update(splitting.FUNCTIONS)  # tensor_split, hsplit, vsplit, dsplit
+FUNCTIONS.update(strided.FUNCTIONS)  # as_strided
 
 
 def masked_fill_(self: Tensor, mask: Any, value: Any) -> Tensor:
@@ -253,6 +255,6 @@ def masked_fill_(self: Tensor, mask: Any, value: Any) -> Tensor:
 
 
 METHODS = {**FUNCTIONS, "repeat": repeat, "index_add_": index_add_, **gathering.METHODS,
-           **arranging.METHODS,
+           **arranging.METHODS, **strided.METHODS,
            "masked_fill_": masked_fill_}  # fmt: skip
 del METHODS["where"]  # Tensor.where(cond, other) is x where cond: kept as it is
