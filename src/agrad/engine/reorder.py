@@ -22,14 +22,7 @@ from .ops.core import TABLE, apply
 from .return_types import RESULTS  # torch.return_types: .values, .indices
 from .tensor import Tensor, wrap
 
-
-def _dim(x: Tensor, dim: int) -> int:
-    nd = max(x.ndim, 1)
-    if not -nd <= dim < nd:
-        raise IndexError(
-            f"Dimension out of range (expected to be in range of [{-nd}, {nd - 1}], but got {dim})"
-        )
-    return dim % nd
+_dim = splitting.checked_dim
 
 
 def _order(data: np.ndarray, dim: int, descending: bool) -> np.ndarray:

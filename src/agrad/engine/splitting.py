@@ -26,7 +26,8 @@ _OVERLOADS = (
 )
 
 
-def _dim(x: Tensor, dim: int) -> int:
+def checked_dim(x: Tensor, dim: int) -> int:
+    """``dim`` of ``x`` as a non-negative index, or PyTorch's IndexError."""
     nd = max(x.ndim, 1)
     if not -nd <= dim < nd:
         raise IndexError(
@@ -96,7 +97,7 @@ def tensor_split(
         raise RuntimeError(
             "tensor_split expected at least a 1-dimensional tensor, but got a tensor with 0 dims"
         )
-    d = _dim(x, dim)
+    d = checked_dim(x, dim)
     cuts = _cuts(x, spec)
     n = x.shape[d]
     if isinstance(cuts, int):
