@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from conftest import require_torch
+from idioms._registry import raised
 
 import agrad
 from agrad.errors import AgradError
@@ -154,11 +155,9 @@ def test_in_place_writes_through_and_into_it_match_pytorch(through_view):
 
 
 def _error(lib, fn):
-    try:
-        fn(lib)
-    except Exception as exc:  # noqa: BLE001 - the refusal itself is compared
-        return exc
-    raise AssertionError(f"{lib.__name__} did not refuse")
+    exc = raised(lambda: fn(lib))  # (the refusal itself is compared)
+    assert exc is not None, f"{lib.__name__} did not refuse"
+    return exc
 
 
 REFUSALS = {

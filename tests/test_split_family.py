@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from conftest import require_torch
+from idioms._registry import raised
 
 import agrad
 
@@ -118,11 +119,9 @@ def test_a_write_into_the_input_is_seen_through_the_pieces(torch):
 
 
 def _error(lib, fn):
-    try:
-        fn(lib)
-    except Exception as exc:  # noqa: BLE001 - the refusal itself is compared
-        return exc
-    raise AssertionError(f"{lib.__name__} did not refuse")
+    exc = raised(lambda: fn(lib))  # (the refusal itself is compared)
+    assert exc is not None, f"{lib.__name__} did not refuse"
+    return exc
 
 
 REFUSALS = {

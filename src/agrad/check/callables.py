@@ -119,6 +119,7 @@ class AgradCallableTarget:
         return outs if self._kept is None else [outs[i] for i in self._kept]
 
     _kept: list[int] | None = None  # the floating outputs that are checked, when not all
+    nondet_tol: float = 0.0  # how far two backward passes may differ (gradcheck's)
 
     def output_shape(self, name: str) -> tuple[int, ...]:
         return self.shapes[0] if len(self.shapes) == 1 else (sum(self.sizes),)

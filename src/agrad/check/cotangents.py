@@ -45,13 +45,14 @@ def cotangent_test(
         j = int(np.argmax(differs))
         return differs, {"reason": REENTRANT, "element": j, "with_cotangent": float(got[j]),
                          "again": float(again[j]), "nondet_tol": nondet_tol}  # fmt: skip
+    finite = np.isfinite(grads)
+    known = np.where(finite, grads, 0.0)  # (a non-finite claim is judged elsewhere)
     with np.errstate(all="ignore"):
-        want = w @ np.where(np.isfinite(grads), grads, 0.0)
-        scale = np.abs(w) @ np.abs(np.where(np.isfinite(grads), grads, 0.0))
+        want, scale = w @ known, np.abs(w) @ np.abs(known)
         # Rounding: the same backward with another cotangent rounds differently; a
         # backward that is not linear is off by a part of the whole (a factor, a square).
         allowed = np.sqrt(np.finfo(np.dtype(dtype)).eps) * (scale + 1e-6 * scale.max())
-        bad = ~(np.abs(got - want) <= allowed) & np.isfinite(grads).all(axis=0)
+        bad = ~(np.abs(got - want) <= allowed) & finite.all(axis=0)
     if not bad.any():
         return bad, None
     j = int(np.argmax(np.where(bad, np.nan_to_num(np.abs(got - want), nan=np.inf), -1.0)))
@@ -68,5 +69,6 @@ def mark(verdicts: np.ndarray, reasons: np.ndarray, bad: np.ndarray, found: dict
 
 
 def nondet_tol(target: object) -> float:
-    """How far two backward passes may differ: gradcheck's ``nondet_tol`` (0: not at all)."""
+    """How far two backward passes may differ: gradcheck's ``nondet_tol`` (0: not at all;
+    only `AgradCallableTarget` is given one)."""
     return float(getattr(target, "nondet_tol", 0.0))
