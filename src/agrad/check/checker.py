@@ -24,6 +24,7 @@ from .cotangents import cotangent_test, mark, nondet_tol
 from .diagnosis import diagnose
 from .flat import pass_flat
 from .ladder import ladder
+from .noise import element_noise
 from .numeric import default_eps, differences
 from .options import FIXED, CheckOptions
 from .recorded import ReplayMismatch
@@ -249,6 +250,7 @@ def numeric_jacobian(
         result = S.Numeric.empty(m, n)
         rest = np.arange(n)
     if rest.size:
+        noise, probes = element_noise(var, f0, rest, scale, np.random.default_rng(NOISE_SEED))
         climbed = ladder(
             var.along_coordinates(),
             f0,
@@ -257,12 +259,15 @@ def numeric_jacobian(
             accuracy[:, rest],
             claim[:, rest],
             actual=var.actual_steps,
+            noise=None if noise is None else noise[:, rest],
         )
         result.merge(rest, climbed)
-        refine_straddled_kinks(var, f0, result, accuracy, claim)
+        result.evaluations += probes
+        refine_straddled_kinks(var, f0, result, accuracy, claim, noise)
     return result
 
 
+NOISE_SEED = 20111  # the noise probe's direction: the same check gives the same answer
 BUDGET_SAMPLE = 16  # points evaluated to estimate a check's time
 
 

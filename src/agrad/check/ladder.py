@@ -43,6 +43,7 @@ def ladder(
     max_levels: int = MAX_LEVELS,
     keep_trace: bool = False,
     actual: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]] | None = None,
+    noise: np.ndarray | None = None,
 ) -> Numeric:
     """Derivatives along ``elements`` by a ladder of central differences.
 
@@ -50,7 +51,8 @@ def ladder(
     element). ``first_step`` (E,) is each element's largest step; ``target`` (m, E) the
     accuracy that settles an element (its tolerance); ``claim`` (m, E), when given, lets an
     element stop early once it clearly disagrees with the claim at a smooth point.
-    ``actual(elements, h)`` gives the steps float64 really takes on either side.
+    ``actual(elements, h)`` gives the steps float64 really takes on either side; ``noise``
+    (m, E), f's measured noise where it exceeds rounding (see `noise`).
     """
     n = elements.size
     f0 = _per_element(f0, n)
@@ -59,7 +61,7 @@ def ladder(
     finite0 = np.isfinite(f0)
     if n == 0:
         return out
-    state = _LadderState(m, n, f0, claim, target)
+    state = _LadderState(m, n, f0, claim, target, noise)
     active = np.arange(n)
     for k in range(max_levels):
         h = first_step[active] / RATIO**k
@@ -92,7 +94,8 @@ def _confirm(state, along, elements, active, h, first_step, done, settled, actua
     if not probe.any():
         return 0
     cols = np.nonzero(probe)[0]
-    finer, noise = _central(along, elements[active[cols]], h[cols] / PROBE, actual)
+    spread = state.spread if np.isscalar(state.spread) else state.spread[:, active[cols]]
+    finer, noise = _central(along, elements[active[cols]], h[cols] / PROBE, actual, spread)
     gone = cols[state.disagrees(active, cols, finer, noise)]
     if gone.size:
         state.refute(active, gone)
@@ -101,24 +104,26 @@ def _confirm(state, along, elements, active, h, first_step, done, settled, actua
     return 2 * cols.size
 
 
-def _central(along, elements, h, actual):
+def _central(along, elements, h, actual, spread=0.0):
     """The central difference along ``elements`` at steps ``h``, and its rounding."""
     hp, hm = (h, h) if actual is None else actual(elements, h)
     with np.errstate(all="ignore"):
-        return _quotient(along(elements, hp), along(elements, -hm), hp, hm)
+        return _quotient(along(elements, hp), along(elements, -hm), hp, hm, spread)
 
 
-def _quotient(up, down, hp, hm):
+def _quotient(up, down, hp, hm, spread=0.0):
     """The central quotient of ``up`` and ``down`` and its rounding: its two values, each
-    rounded to half an ulp, with a factor 2 to spare."""
-    return (up - down) / (hp + hm), 2 * EPS * (np.abs(up) + np.abs(down)) / (hp + hm)
+    rounded to half an ulp, with a factor 2 to spare (and off by f's measured ``spread``)."""
+    rounding = 2 * EPS * (np.abs(up) + np.abs(down)) + 2 * spread
+    return (up - down) / (hp + hm), rounding / (hp + hm)
 
 
 class _LadderState:
     """The running Ridders tableau and gap history of the elements on the ladder."""
 
-    def __init__(self, m, n, f0, claim, target):
+    def __init__(self, m, n, f0, claim, target, noise=None):
         self.f0 = f0
+        self.spread = 0.0 if noise is None else 3 * noise  # f within ±3σ of a smooth f
         self.claim = claim
         self.target = target
         self.best = np.full((m, n), np.nan)
@@ -147,11 +152,12 @@ class _LadderState:
         """Take one level's evaluations; return which active elements are done, and which
         of them settled on a smooth estimate."""
         f0 = self.f0[:, active]
-        central, noise = _quotient(up, down, hp, hm)
+        spread = self.spread if np.isscalar(self.spread) else self.spread[:, active]
+        central, noise = _quotient(up, down, hp, hm, spread)
         plus, minus = (up - f0) / hp, (f0 - down) / hm
         finite = np.isfinite(up) & np.isfinite(down) & np.isfinite(f0)
         # Rounding in the gap: f(x) counts twice there.
-        gap_noise = EPS * (np.abs(up) + 2 * np.abs(f0) + np.abs(down)) / h
+        gap_noise = (EPS * (np.abs(up) + 2 * np.abs(f0) + np.abs(down)) + 4 * spread) / h
         gap = np.where(finite, np.abs(plus - minus), np.nan)
         self.any_finite[:, active] |= finite
         previous = [r[:, self._keep] for r in self.rows] if self.rows else []

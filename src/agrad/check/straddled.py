@@ -20,7 +20,12 @@ CLOSE = 2.0**-30  # below this |x|, a kink "closer than any step" may be the one
 
 
 def refine_straddled_kinks(
-    var, f0: np.ndarray, numeric: S.Numeric, accuracy: np.ndarray, claim: np.ndarray
+    var,
+    f0: np.ndarray,
+    numeric: S.Numeric,
+    accuracy: np.ndarray,
+    claim: np.ndarray,
+    noise: np.ndarray | None = None,
 ) -> None:
     """Re-decide, in ``numeric``, the kinks at nonzero points closer to zero than the steps
     that saw them, and at points closer than CLOSE, the kinks closer than any step and
@@ -41,6 +46,7 @@ def refine_straddled_kinks(
         accuracy[:, columns],
         claim[:, columns],
         actual=var.actual_steps,
+        noise=None if noise is None else noise[:, columns],
     )
     numeric.evaluations += finer.evaluations
     numeric.levels[columns] += finer.levels

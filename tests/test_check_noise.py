@@ -1,0 +1,114 @@
+"""f noisier than its rounding model: large terms that cancel (QA, 2026-12-02).
+
+sum(c + g(x)) - c·n is quantized to the ulps of c·n (~1e-10 for 1e6) while |f| is ~0, so
+the ladder's model of rounding (eps·|f|) sees nothing. Its central differences at
+power-of-two steps come out as exact multiples of the quantum over h, stable from level to
+level, so Ridders' error estimate called them converged: right gradients failed as "the
+rule is wrong" and a claim of 0 passed where the derivative is 2.9. The noise is measured
+now (ECnoise, `agrad.check.noise`) and the ladder's rounding widened to it.
+
+Oracle: algebra (the derivative of sin(x)·x² is cos(x)·x² + 2x·sin(x)); the measured
+noise against a quantum known by construction.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from agrad.check import check_numpy
+from agrad.check import noise as N
+from agrad.check import steps as S
+from agrad.check.targets import Variable
+from agrad.check.verdict import VERDICTS
+
+X = np.linspace(-3, 3, 400)
+
+
+def _quantized(c):
+    return lambda x: np.sum(c + np.sin(x) * x**2) - c * x.size
+
+
+def _right(x):
+    return np.cos(x) * x**2 + 2 * x * np.sin(x)
+
+
+def _verdicts(report):
+    return np.array([VERDICTS[c] for c in report.variables["x"].verdicts.reshape(-1)])
+
+
+@pytest.mark.parametrize("c, passing", [(1e3, 0.95), (1e5, 0.95), (3e6, 0.1)])
+def test_a_right_gradient_of_a_cancelling_sum_passes(c, passing):
+    # (at 3e6, f is quantized to 2.4e-7: most elements cannot be resolved to 1e-5)
+    report = check_numpy(_quantized(c), _right, {"x": X})
+    verdicts = _verdicts(report)
+    assert not (verdicts == "fail").any(), np.nonzero(verdicts == "fail")[0]
+    assert (verdicts == "pass").mean() > passing
+
+
+@pytest.mark.parametrize(
+    "c, corrupt",
+    [(c, k) for c in (1e3, 1e5) for k in ("zero", "relative 1e-3", "sign")]
+    + [(3e6, "zero"), (3e6, "sign")],  # (1e-3 of an element is within what 2.4e-7 resolves)
+)
+def test_a_wrong_gradient_of_a_cancelling_sum_fails_where_it_is_wrong(c, corrupt):
+    wrong = np.zeros(X.size, dtype=bool)
+    wrong[::7] = True
+    wrong &= np.abs(_right(X)) > 1e-2  # (where 0 would be right, or nearly)
+
+    def claim(x):
+        g = _right(x)
+        bad = {"zero": 0 * g, "relative 1e-3": g * (1 + 1e-3), "sign": -g}[corrupt]
+        return np.where(wrong, bad, g)
+
+    verdicts = _verdicts(check_numpy(_quantized(c), claim, {"x": X}))
+    assert not (verdicts[wrong] == "pass").any(), np.nonzero(wrong & (verdicts == "pass"))[0]
+    assert not (verdicts[~wrong] == "fail").any(), np.nonzero(~wrong & (verdicts == "fail"))[0]
+    assert (verdicts[wrong] == "fail").mean() > 0.6  # (undecided where noise hides it)
+
+
+def _variable(f, x):
+    x = np.asarray(x, dtype=np.float64)
+    return Variable(x, lambda points: np.array([[f(p)] for p in points]))
+
+
+def _measured(f, x):
+    var = _variable(f, x)
+    elements = np.arange(var.size)
+    sigma, size, taken = N._measure(var.along_coordinates(), var.value(), elements,
+                                    S.element_scale(var.base))  # fmt: skip
+    assert taken > 0
+    return sigma[0]
+
+
+@pytest.mark.parametrize("quantum", [2.0**-20, 2.0**-33, 2.0**-40])
+def test_the_noise_of_a_quantized_function_is_measured_near_its_quantum(quantum):
+    # Rounding to a grid of `quantum`: its error is uniform, σ = quantum/√12.
+    sigma = _measured(lambda p: np.round(np.sum(np.sin(p) * p**2) / quantum) * quantum,
+                      np.linspace(-2, 2, 24))  # fmt: skip
+    truth = quantum / np.sqrt(12)
+    assert np.all((sigma > truth / 4) & (sigma < truth * 4)), sigma / truth
+
+
+@pytest.mark.parametrize(
+    "f, x",
+    [
+        (lambda p: np.sum(np.maximum(p, 0)), [0.0, 0.0, 1.0]),  # kinks at the point
+        (lambda p: np.sum(np.abs(p)) * 1e3, [0.0, -0.5]),
+        (lambda p: np.sum(p**2 + (p > 0.5)), [0.5, 0.5]),  # a jump at the point
+        (lambda p: np.sum(1 / p), [1e-7, 2.0]),  # a pole beside the stencil
+        (lambda p: np.sum(p**3 - 2 * p), [1.0, 0.5, -2.0]),  # exact at dyadic points
+        (lambda p: np.sum(np.exp(50 * p)), [0.0, 0.1]),  # high curvature
+    ],
+)
+def test_kinks_jumps_poles_and_smooth_functions_are_not_noise(f, x):
+    sigma = _measured(f, x)
+    size = max(1.0, abs(f(np.asarray(x, dtype=np.float64))))
+    assert not np.any(sigma > N.ABOVE_MODEL * S.EPS * size * 64), sigma
+
+
+def test_no_element_is_measured_where_a_random_direction_finds_no_noise():
+    var = _variable(lambda p: np.sum(np.tanh(p) * p), np.linspace(-1, 1, 50))
+    noise, taken = N.element_noise(var, var.value(), np.arange(50), S.element_scale(var.base),
+                                   np.random.default_rng(0))  # fmt: skip
+    assert noise is None and taken <= N.ROUNDS * 2 * N.OFFSETS.size
