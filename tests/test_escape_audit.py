@@ -15,6 +15,7 @@ import io
 import warnings
 
 import numpy as np
+import pytest
 
 import agrad
 import agrad.nn.functional as F
@@ -48,9 +49,37 @@ def _tensors(result) -> list:
     return []
 
 
+def _settings() -> tuple:
+    """agrad's process-wide settings, which the callables audited include the setters of."""
+    shown = {k: v if isinstance(v, (int, float, str, type(None))) else type(v).__name__
+             for k, v in agrad.get_printoptions().items()}  # fmt: skip
+    state = agrad.default_generator.get_state()
+    return (shown, agrad.get_default_dtype(), agrad.is_grad_enabled(), agrad.is_anomaly_enabled(),
+            repr(state), agrad.initial_seed())  # fmt: skip
+
+
+@contextlib.contextmanager
+def _settings_kept():
+    """Run the block, then put agrad's settings back as they were: the audit calls every
+    public function, setters too (``set_printoptions(x)`` keeps a tensor as the precision,
+    and every repr after it recursed, in whatever test ran next)."""
+    printing, dtype = agrad.get_printoptions(), agrad.get_default_dtype()
+    grad, anomaly = agrad.is_grad_enabled(), agrad.is_anomaly_enabled()
+    state, seed = agrad.default_generator.get_state(), agrad.initial_seed()
+    try:
+        yield
+    finally:
+        agrad.set_printoptions(**printing)
+        agrad.set_default_dtype(dtype)
+        agrad.set_grad_enabled(grad)
+        agrad.set_anomaly_enabled(anomaly)
+        agrad.default_generator.manual_seed(seed)  # (its initial seed), then its stream
+        agrad.default_generator.set_state(state)
+
+
 def _unrecorded_read(call, points) -> bool:
     """Whether ``call`` made an untracked value from the inputs' values without moving the
-    counter (False when it refuses the inputs)."""
+    counter (False when it refuses the inputs). agrad's settings are kept (`_settings_kept`)."""
     results = []
     for a in points:
         x = agrad.tensor(a, requires_grad=True)
@@ -59,7 +88,8 @@ def _unrecorded_read(call, points) -> bool:
         try:
             with contextlib.redirect_stdout(io.StringIO()), warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                result = call(x, y)
+                with _settings_kept():
+                    result = call(x, y)
         except Exception:
             return False
         if ESCAPES[0] != before:
@@ -108,3 +138,20 @@ def test_the_audit_finds_a_read_that_does_not_move_the_counter():
 
     assert _unrecorded_read(lambda x, y: unrecorded_argmax(x), POINTS[0])
     assert not _unrecorded_read(lambda x, y: x.argmax(), POINTS[0])
+
+
+SETTERS = ["set_printoptions", "set_default_dtype", "set_grad_enabled", "set_anomaly_enabled",
+           "manual_seed", "seed"]  # fmt: skip
+
+
+@pytest.mark.parametrize("name", SETTERS)
+def test_the_audit_leaves_agrads_settings_as_it_found_them(name):
+    # Each setter, called as the audit calls every public function: the tests after the audit
+    # see the settings they would see without it (a tensor kept as the print precision made
+    # test_engine_semantics' repr tests recurse when they ran after this file).
+    before = _settings()
+    for call in PATTERNS.values():
+        for points in POINTS:
+            _unrecorded_read(lambda x, y, call=call: call(getattr(agrad, name), x, y), points)
+    assert _settings() == before
+    assert repr(agrad.tensor([1.5, 2.0])) == "tensor([1.5000, 2.0000])"

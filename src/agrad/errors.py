@@ -92,6 +92,16 @@ class AgradIndexError(AgradShapeError, IndexError):
     """A dimension or an index out of range: PyTorch raises IndexError for these."""
 
 
+class AgradDtypeError(AgradError, RuntimeError):
+    """A dtype PyTorch refuses with a RuntimeError: integers to a negative integer power, a
+    float result written in place into an integer tensor. The message is PyTorch's (code
+    written for PyTorch compares it) and stands alone: no op name is put before it."""
+
+    def __init__(self, message: str) -> None:
+        self.agrad_message = self.torch_message = message
+        super().__init__(message)
+
+
 class AgradValueError(AgradError, ValueError):
     """A bad value: wrong type or arity, unreadable file, bad option value."""
 

@@ -18,6 +18,7 @@ from .escapes import read_values
 from .grad_attr import grad_dtype
 from .grad_mode import STATE, no_grad
 from .graph_hooks import FEATURES, refresh
+from .inplace import arithmetic
 from .return_types import HISTOGRAM
 from .tensor import Tensor, _autograd_error, to_data, wrap
 
@@ -207,7 +208,7 @@ class _PostAccumulateHandle:
 
 def _inplace_unary(fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
     def method(self: Tensor, *args: Any, **kwargs: Any) -> Tensor:
-        return self._inplace(lambda source: fn(source, *args, **kwargs))
+        return self._inplace(arithmetic(lambda source: fn(source, *args, **kwargs)))
 
     return method
 

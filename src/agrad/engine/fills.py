@@ -14,12 +14,9 @@ import numpy as np
 
 from ..errors import AgradValueError
 from . import functions as F
-from .dtypes import get_default_dtype
 from .generator import numpy_rng
-from .grad_attr import scalar_type_name
+from .inplace import fitted
 from .tensor import Tensor
-
-_KINDS = "biufc"  # bool, signed, unsigned, float, complex: what may be written into what
 
 
 def _replaced(source: Tensor, values: np.ndarray) -> Tensor:
@@ -55,38 +52,10 @@ def relu_(self: Tensor) -> Tensor:
     return self._inplace(F.relu)
 
 
-def _rank(dtype: np.dtype) -> int:
-    return _KINDS.index("i" if dtype.kind == "u" else dtype.kind)
-
-
-def _promoted(source: Tensor, exponent: Any) -> np.dtype:
-    """PyTorch's result dtype of ``source ** exponent`` where its category is higher than
-    the source's: a tensor exponent's own, a Python number's the default dtype."""
-    if isinstance(exponent, Tensor):
-        return exponent._array.dtype
-    if isinstance(exponent, complex):
-        return np.result_type(get_default_dtype(), np.complex64)
-    return np.dtype(get_default_dtype()) if isinstance(exponent, float) else np.dtype(np.int64)
-
-
 def _pow(source: Tensor, exponent: Any) -> Tensor:
-    """``source ** exponent`` if it can be written into ``source`` as PyTorch's in-place
-    ops allow: of a dtype it can hold (no float into an integer tensor), and of its shape
-    (the exponent may broadcast to it, not it to the exponent's)."""
-    into, wanted = source._array.dtype, _promoted(source, exponent)
-    if _rank(wanted) > _rank(into):
-        raise RuntimeError(
-            f"result type {scalar_type_name(wanted)} can't be cast to the desired output type "
-            f"{scalar_type_name(into)}"
-        )
-    negative = isinstance(exponent, int) and exponent < 0
-    if negative and into.kind in "biu":
-        raise RuntimeError("Integers to negative integer powers are not allowed.")
-    result = F.pow(source, exponent)
-    if result.shape != source.shape:
-        have, want = (", ".join(map(str, t.shape)) for t in (source, result))
-        raise RuntimeError(f"output with shape [{have}] doesn't match the broadcast shape [{want}]")
-    return result
+    """``source ** exponent`` if it can be written into ``source`` (`inplace.fitted`): no
+    float into an integer tensor, no exponent broadcasting ``source`` to a larger shape."""
+    return fitted(source, F.pow(source, exponent))
 
 
 def pow_(self: Tensor, exponent: Any) -> Tensor:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..errors import AgradShapeError, AgradValueError
+from ..errors import AgradDtypeError, AgradShapeError, AgradValueError
 from . import (  # noqa: F401 - they register their functions
     arranging,
     composites,
@@ -33,12 +33,13 @@ from .shaping import index, setitem  # noqa: F401 - Tensor indexing (not agrad.*
 from .tensor import Tensor, _autograd_error, wrap
 
 OP = TABLE  # short alias used below: OP["mul"]
+NEGATIVE_POWER = "Integers to negative integer powers are not allowed."  # (PyTorch's words)
 
 # ---- elementwise ------------------------------------------------------------------------
 
 
 def _scaled(name: str):
-    op = OP[name]
+    op, boolean = OP[name], name == "sub"  # (PyTorch refuses a bool in a subtraction)
 
     def fn(a: Any, b: Any, *, alpha: Any = 1) -> Tensor:
         if alpha != 1:  # PyTorch's alpha: a + alpha * b
@@ -49,13 +50,33 @@ def _scaled(name: str):
                 kind is float
                 or kind is int
                 or (kind is Tensor and b._array.dtype == a._array.dtype)
-            ):
+            ) and not (boolean and a._array.dtype.kind == "b"):
                 return apply(op, a, b)
+        if boolean:
+            _no_bool_subtraction(a, b)
         return apply(op, *pair(a, b))
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Elementwise {name} with broadcasting, ``b`` scaled by ``alpha`` first."
     return public()(fn)
+
+
+def _is_bool(value: Any) -> bool:
+    return isinstance(value, (bool, np.bool_)) or getattr(value, "dtype", None) == np.bool_
+
+
+def _no_bool_subtraction(a: Any, b: Any) -> None:
+    """PyTorch's refusal of ``a - b`` with a bool operand (a tensor or a Python bool)."""
+    if _is_bool(a) and _is_bool(b):
+        raise AgradDtypeError(
+            "Subtraction, the `-` operator, with two bool tensors is not supported. "
+            "Use the `^` or `logical_xor()` operator instead."
+        )
+    if _is_bool(a) or _is_bool(b):
+        raise AgradDtypeError(
+            "Subtraction, the `-` operator, with a bool tensor is not supported. "
+            "If you are trying to invert a mask, use the `~` or `logical_not()` operator instead."
+        )
 
 
 add, sub = _scaled("add"), _scaled("sub")
@@ -70,18 +91,35 @@ def pow(a: Any, b: Any) -> Tensor:  # noqa: A001 - PyTorch's name
     """``a ** b``: a scalar exponent, a scalar base, or two tensors (three ops)."""
     kind = type(b)
     if (kind is int or kind is float) and type(a) is Tensor:  # (x ** 2: no ABC check)
+        if kind is int and a._array.dtype.kind in "biu":
+            return _integer_power(a, b)
         return apply(OP["pow_scalar"], a, exponent=b)
     if isinstance(b, SCALAR):
+        if isinstance(b, (int, np.integer)) and not isinstance(b, (bool, np.bool_)):
+            return _integer_power(first(a), int(b))
         return apply(OP["pow_scalar"], first(a), exponent=b)
     if isinstance(a, SCALAR):
         return apply(OP["rpow"], first(b), base=a)
     return apply(OP["pow"], *pair(a, b))
 
 
+def _integer_power(a: Tensor, b: int) -> Tensor:
+    """``a ** b`` for an integer ``b``, as PyTorch's: refused for an integer or bool ``a`` and
+    a negative ``b``; a bool ``a`` computes in int64 (NumPy's bool ** 2 is int8)."""
+    if b < 0 and a._array.dtype.kind in "biu":
+        raise AgradDtypeError(NEGATIVE_POWER)
+    if a._array.dtype.kind == "b":
+        a = astype(a, np.int64)
+    return apply(OP["pow_scalar"], a, exponent=b)
+
+
 @public()
 def rsub(a: Any, b: Any) -> Tensor:
     """``b - a`` for a Python scalar ``b`` (PyTorch's RsubBackward1)."""
-    return apply(OP["rsub"], first(a), other=b)
+    x = first(a)
+    if type(b) is bool or isinstance(b, np.bool_) or x._array.dtype.kind == "b":
+        _no_bool_subtraction(x, b)
+    return apply(OP["rsub"], x, other=b)
 
 
 def rdiv(a: Any, b: Any) -> Tensor:

@@ -126,6 +126,11 @@ def permute(x: Any, axes: tuple) -> np.ndarray:
     return np.transpose(x, axes)
 
 
+def reciprocal(x: Array) -> Array:
+    """1/x; of integers or bools a float array, as PyTorch's (NumPy's integer 1/2 is 0)."""
+    return np.reciprocal(x) if np.result_type(x).kind in "fc" else np.divide(1.0, x)
+
+
 def sigmoid(x: Array) -> Array:
     # Two branches so that neither exp overflows.
     e = np.exp(-np.abs(x))

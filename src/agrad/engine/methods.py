@@ -164,7 +164,13 @@ def _fill(source: Tensor, value: Any, name: str = "") -> Tensor:
 
 
 def _copy_from(source: Tensor, src: Any) -> Tensor:
-    return F.clone(src if isinstance(src, Tensor) else as_tensor(src, source.dtype))
+    # As _fill: where(False, self, src), so that self's old history gets a zero gradient (a
+    # copy_ of a constant into a recorded tensor kept its history: x's gradient flowed on).
+    value = src if isinstance(src, Tensor) else as_tensor(src, source.dtype)
+    out = F.where(np.zeros(source.shape, dtype=bool), source, value)
+    if out.grad_fn is not None:
+        out.grad_fn.__class__ = node_class("CopyBackwards")
+    return out
 
 
 def _fill_(self: Tensor, value: Any) -> Tensor:
@@ -213,11 +219,12 @@ def install() -> None:
     for name, fn in {**OPERATORS, **METHODS}.items():
         setattr(Tensor, name, fn)
     Tensor._inplace = inplace.inplace  # type: ignore[attr-defined]  # every in-place write
-    for name, fn in {"add_": F.add, "sub_": F.sub, "mul_": F.mul, "div_": F.div}.items():
-        setattr(Tensor, name, _inplace(fn))
-    for name, fn in {"__iadd__": F.add, "__isub__": F.sub, "__imul__": F.mul,
-                     "__itruediv__": F.div}.items():  # fmt: skip
-        setattr(Tensor, name, _inplace(fn))
+    arithmetic = {"add": F.add, "sub": F.sub, "mul": F.mul, "div": F.div}
+    for name, fn in arithmetic.items():  # (checked: no float written into an integer tensor)
+        setattr(Tensor, f"{name}_", _inplace(inplace.arithmetic(fn)))
+    dunders = {"add": "__iadd__", "sub": "__isub__", "mul": "__imul__", "div": "__itruediv__"}
+    for name, dunder in dunders.items():
+        setattr(Tensor, dunder, _inplace(inplace.arithmetic(arithmetic[name])))
     extra = {
         "__rpow__": _rpow, "__rmatmul__": _rmatmul, "__rmod__": _rmod,
         "__rfloordiv__": _rfloordiv, "__pos__": _pos, "__iter__": _iter,
@@ -227,7 +234,7 @@ def install() -> None:
         "clamp_": _clamp_, "clip_": _clamp_, "fill_": _fill_, "zero_": _zero_, "copy_": _copy_,
         "float": _cast("float32"), "double": _cast("float64"), "long": _cast("int64"),
         "int": _cast("int32"), "bool": _cast("bool"), "half": _cast("float16"),
-        "cpu": _identity, "contiguous": _contiguous, "where": _where,
+        "cpu": _identity, "contiguous": _contiguous, "where": _where, "__ipow__": fills.pow_,
         "shape": property(_shape), "dtype": property(_dtype), "size": _size,
         "nelement": _nelement,
     }  # fmt: skip

@@ -155,6 +155,43 @@ def named(node: Node) -> Node:
     return node
 
 
+class _OfSelfOnly(Node):
+    """fill_ with a number, zero_: recorded as where(False, self, value), listed as PyTorch's
+    FillBackward2 and ZeroBackward0 list their edges: self's alone (a number has none)."""
+
+    __slots__ = ()
+
+    @property
+    def next_functions(self) -> tuple[tuple[Any, int], ...]:
+        return super().next_functions[:1]
+
+
+class _CopySlices(Node):
+    """The base's node after an in-place write through a view. PyTorch's CopySlices wraps the
+    write's own node and lists the base's edge, then that node's edges but the view's old
+    value's (which the base's edge stands for). agrad records the write's node as the
+    second operand; `wraps` (set by `agrad.engine.inplace.write_view`) says which of its
+    edges was the view's (-1: none, as for copy_), and they are listed the same way."""
+
+    __slots__ = ()
+    wraps: int | None = None  # None: not set (the write recorded no node of its own)
+
+    @property
+    def next_functions(self) -> tuple[tuple[Any, int], ...]:
+        edges = super().next_functions
+        skip, written = self.wraps, self.next[1]
+        if skip is None or not isinstance(written, Node):
+            return edges
+        inner = written.next_functions
+        return (edges[0], *(e for k, e in enumerate(inner) if k != skip))
+
+
+for _cls, _names in ((_OfSelfOnly, ("FillBackward2", "ZeroBackward0")),
+                     (_CopySlices, ("CopySlices",))):  # fmt: skip
+    for _name in _names:
+        _CLASSES[_name] = type(_name, (_cls,), {"__slots__": ()})
+
+
 class AccumulateGrad:
     """The sink that adds a gradient into a leaf's ``.grad`` (shown in next_functions)."""
 

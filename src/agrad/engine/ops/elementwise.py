@@ -231,7 +231,7 @@ register(
           "d σ(a)/da = σ(a)·(1-σ(a))", saves=OUTPUT, complex_forward=kernels.sigmoid_complex),
     unary("relu", "ReluBackward0", _relu, _relu_vjp, "d relu(a)/da = 1 where a > 0, else 0",
           saves=OUTPUT, kink=True, special=(special([-1.0, 0.0, 2.0], at_kink=True),)),
-    unary("reciprocal", "ReciprocalBackward0", np.reciprocal, _reciprocal_vjp,
+    unary("reciprocal", "ReciprocalBackward0", kernels.reciprocal, _reciprocal_vjp,
           "d(1/a)/da = -1/a²", saves=OUTPUT, domain=(0.5, 2.0)),
     unary("clone", "CloneBackward0", kernels.clone, _identity_vjp, "d a/da = 1", saves=NOTHING,
           language=False),
