@@ -176,7 +176,10 @@ def _compare(target, name, var, options, rng, claim) -> VariableReport:
     size = np.maximum(np.abs(f0), numeric.magnitude) if numeric.magnitude is not None else f0
     exact = numeric.complex_step if estimate is None else None
     compared = numeric.estimate if estimate is None else estimate
-    tau, accuracy = tol.bounds(claim, compared, size, x, exact)
+    forced = tol if estimate is None else tol.fixed()  # (a forced step's error is unknown)
+    tau, accuracy = forced.bounds(claim, compared, size, x, exact)
+    # (a backward declared nondeterministic to nondet_tol is a claim only that close)
+    tau = np.maximum(tau, nondet_tol(target))
     verdicts, reasons = judge(claim, numeric, tau, options.strict, estimate, accuracy=accuracy)
     if exact is not None and exact.any():
         evaluations += pass_flat(var, f0, claim, compared, exact, tau, verdicts, reasons)
@@ -196,7 +199,8 @@ def _compare(target, name, var, options, rng, claim) -> VariableReport:
     cotangent = None
     if claimed:  # (a given claim, --expect's formula, is no backward's)
         nonlinear, cotangent = cotangent_test(lambda u: target.vjp(name, u), claim, rng,
-                                              target.dtype, None, nondet_tol(target))  # fmt: skip
+                                              target.dtype, None, nondet_tol(target),
+                                              np.abs(size))  # fmt: skip
         mark(verdicts, reasons, nonlinear, cotangent)
     report = VariableReport(
         name=name,

@@ -23,11 +23,13 @@ def cotangent_test(
     dtype: str,
     basis: np.ndarray | None = None,
     nondet_tol: float = 0.0,
+    size: np.ndarray | None = None,
 ) -> tuple[np.ndarray, dict | None]:
     """``grads`` (k, n): the VJPs of the cotangents in ``basis`` (k, m; the one-hot ones
     when None). Returns which of the n input elements break linearity, and the evidence
     (None when none does). The VJP is taken twice: a backward must give the same numbers
-    for the same cotangent, within ``nondet_tol`` (PyTorch's "reentrant" test)."""
+    for the same cotangent, within ``nondet_tol`` (PyTorch's "reentrant" test). ``size``
+    (m,): |f| per output, whose ulps a backward computed at f's size rounds to."""
     k, n = grads.shape
     bad = np.zeros(n, dtype=bool)
     if k == 0 or n == 0:
@@ -51,7 +53,10 @@ def cotangent_test(
         want, scale = w @ known, np.abs(w) @ np.abs(known)
         # Rounding: the same backward with another cotangent rounds differently; a
         # backward that is not linear is off by a part of the whole (a factor, a square).
-        allowed = np.sqrt(np.finfo(np.dtype(dtype)).eps) * (scale + 1e-6 * scale.max())
+        eps = np.finfo(np.dtype(dtype)).eps
+        allowed = np.sqrt(eps) * (scale + 1e-6 * scale.max())
+        if size is not None:  # (softmax at [30, 0, 1]: s·(w - s·w) cancels to ulps of s)
+            allowed = allowed + 4 * eps * float(np.abs(u) @ np.nan_to_num(size, posinf=0.0))
         bad = ~(np.abs(got - want) <= allowed) & finite.all(axis=0)
     if not bad.any():
         return bad, None

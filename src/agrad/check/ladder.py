@@ -141,6 +141,7 @@ class _LadderState:
         self.falls = np.zeros((m, n), dtype=np.int16)  # consecutive levels the gap fell at
         self.taylor = np.zeros((m, n), dtype=bool)  # it fell at two levels in a row
         self.last_gap = np.zeros((m, 0))
+        self.central = np.full((m, n), np.nan)  # each element's last central quotient
         self.m, self.n = m, n
 
     def _full(self, active, values):
@@ -158,7 +159,11 @@ class _LadderState:
         finite = np.isfinite(up) & np.isfinite(down) & np.isfinite(f0)
         # Rounding in the gap: f(x) counts twice there.
         gap_noise = (EPS * (np.abs(up) + 2 * np.abs(f0) + np.abs(down)) + 4 * spread) / h
-        gap = np.where(finite, np.abs(plus - minus), np.nan)
+        # Where f is odd about the point (sin(k·x) at 0) the one-sided gap is 0 at every
+        # step, too coarse or not: the central quotient's own change stands in for it.
+        moved = np.nan_to_num(np.abs(central - self.central[:, active]), nan=0.0)
+        self.central[:, active] = central
+        gap = np.where(finite, np.maximum(np.abs(plus - minus), moved), np.nan)
         self.any_finite[:, active] |= finite
         previous = [r[:, self._keep] for r in self.rows] if self.rows else []
         best, best_err, best_step, best_mag = (

@@ -29,11 +29,14 @@ def refine_straddled_kinks(
 ) -> None:
     """Re-decide, in ``numeric``, the kinks at nonzero points closer to zero than the steps
     that saw them, and at points closer than CLOSE, the kinks closer than any step and
-    the estimates not accurate enough (steps straddling 0 at 3e-14)."""
+    the estimates not accurate enough or noisy (steps straddling 0 at 3e-14)."""
     x = np.abs(var.base.reshape(-1))
     close = (numeric.kind == S.UNDECIDED) & (numeric.reason == S.KINK_CLOSE)
     rough = (numeric.kind == S.SMOOTH) & ~(numeric.error <= accuracy)  # not accurate enough
-    kinkish = (numeric.kind == S.KINK) | close | (rough & (x < CLOSE))
+    # (and where the one-sided quotients straddling a kink at 3e-14 changed too fast to
+    # extrapolate: their central quotient's moves end Ridders' regime at every level)
+    noisy = (numeric.kind == S.UNDECIDED) & (numeric.reason == S.NOISE)
+    kinkish = (numeric.kind == S.KINK) | close | ((rough | noisy) & (x < CLOSE))
     near_zero = (x > 0) & (x < np.maximum(numeric.step, CLOSE)) & np.isfinite(x)
     columns = np.nonzero(kinkish.any(axis=0) & near_zero)[0]
     if not columns.size:

@@ -12,7 +12,7 @@ tolerance is *undecided*, never passed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -54,14 +54,17 @@ _NUMERIC_REASON = {S.NONFINITE: NONFINITE, S.NOISE: NOISE, S.KINK_CLOSE: KINK_CL
 # A fourth fraction is the claim's distance where the complex step gave the numbers: they
 # are exact there (no cancellation in f, whatever its size), so in float64 an element a
 # billionth of its row's scale is compared too (a dropped 1e-3·x² term beside 1e6·x²
-# passed at 1e-9, QA). Finite differences keep 1e-9: their error estimate can miss the
-# rounding of large intermediate terms that cancel in f (sum(sin(x)·x²) over [-3, 3]).
+# passed at 1e-9, QA). Finite differences compare as closely (1e7·x0 + 1e-3·x1² with the
+# x1 term dropped passed at 1e-9): their error estimate allows for f's measured noise now
+# (see `noise`), which large intermediate terms cancelling in f made it miss. A forced
+# step (--eps, --method central) has no error estimate: it compares at FIXED_COMPARE.
 DEFAULTS = {
-    "float64": (1e-5, 1e-6, 1e-9, 1e-12),
+    "float64": (1e-5, 1e-6, 1e-12, 1e-12),
     "float32": (1e-4, 1e-5, 1e-5, 1e-5),
     "float16": (1e-2, 1e-3, 1e-3, 1e-3),  # (a function that casts to half inside: eps 1e-3)
 }
-FLOOR = 1e-14  # the atol floor: this fraction of |f| per unit of input is rounding level
+FIXED_COMPARE = 1e-9  # (sum(sin(x)·x²) over 1,000 points: h = 6e-6 rounds to 1e-5 of 2e-4)
+FLOOR = 1e-14  # the atol floor: this fraction of |f| per unit of x is rounding level
 # Where the complex step gave the numbers (exact), only the claim's own rounding is left:
 # a rule computed at the size of f (1 - tanh(20)² is 0, the truth 1.7e-17) is right.
 FLOOR_EXACT = 4 * S.EPS
@@ -81,13 +84,17 @@ class Tolerance:
     rtol: float
     atol: float | None = None
     scale_atol: float = 1e-6  # the numeric side's accuracy that decides (see DEFAULTS)
-    compare_atol: float = 1e-9  # the claim's distance from it that passes
+    compare_atol: float = 1e-12  # the claim's distance from it that passes
     exact_atol: float = 1e-12  # the same where the complex step gave the numbers
 
     @classmethod
     def default(cls, dtype: str, atol: float | None = None, rtol: float | None = None):
         r, decide, compare, exact = DEFAULTS.get(dtype, DEFAULTS["float64"])
         return cls(r if rtol is None else rtol, atol, decide, compare, exact)
+
+    def fixed(self) -> Tolerance:
+        """The tolerance for a forced step's differences, whose error is not estimated."""
+        return replace(self, compare_atol=max(self.compare_atol, FIXED_COMPARE))
 
     def of(
         self,
@@ -123,11 +130,15 @@ class Tolerance:
             tau = self.atol + relative
             return tau, tau
         scale = row_scale(claim, numeric)[:, None]
-        x_scale = max(1.0, float(np.max(np.abs(x), initial=0.0)))
-        unit = (np.where(np.isfinite(f0), np.abs(f0), 0.0) / x_scale)[:, None]  # |f| per x
+        size = np.where(np.isfinite(f0), np.abs(f0), 0.0)[:, None]
         exact_columns = np.zeros(relative.shape[1], dtype=bool) if exact is None else exact
         exact_columns = np.asarray(exact_columns, dtype=bool)
-        floor = unit * np.where(exact_columns, FLOOR_EXACT, FLOOR)
+        # Where the complex step decides, |f| itself: a rule computed at the size of f,
+        # 1 - tanh(15)² or s·(1 - s) at 30, rounds to ulps of f, however large the
+        # variable's other x. Finite differences, |f| per unit of x: their floor is far
+        # wider, and |f| alone passed a claim 0.01 for relu's 0 beside an x of 1e12.
+        x_scale = max(1.0, float(np.max(np.abs(x), initial=0.0)))
+        floor = size * np.where(exact_columns, FLOOR_EXACT, FLOOR / x_scale)
         floor = np.maximum(floor, 1e-300)
         compare = np.where(exact_columns, self.exact_atol, self.compare_atol)
         return (
