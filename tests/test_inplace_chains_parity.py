@@ -82,4 +82,7 @@ def test_an_overwritten_element_gets_zero_even_for_an_infinite_cotangent():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)
             (g,) = lib.autograd.grad(y.sqrt().sum(), x)
-        assert g.tolist() == [0.0, 0.5 / 2.0**0.5], lib.__name__
+        # 0, not nan (0 · inf); the other within an ulp (PyTorch's vectorised sqrt
+        # backward rounds differently on some CPUs)
+        assert g.tolist()[0] == 0.0, lib.__name__
+        assert g.tolist()[1] == pytest.approx(0.5 / 2.0**0.5, rel=1e-15), lib.__name__

@@ -103,14 +103,24 @@ def _outcome(lib, target, dtype, write, operand):
             base.detach().numpy().tolist(), str(base.dtype))  # fmt: skip
 
 
+def _eps(name: str) -> float:
+    return 2.0**-7 if name == "bfloat16" else float(np.finfo(np.dtype(name)).eps)
+
+
 def _same(ours, theirs):
     if isinstance(theirs, BaseException):
         assert isinstance(ours, type(theirs)), (ours, theirs)
         assert str(ours) == str(theirs)
     else:
         assert not isinstance(ours, BaseException), (ours, theirs)
-        assert ours[1:] == theirs[1:]
-        np.testing.assert_allclose(ours[0], theirs[0], rtol=1e-15)
+        assert (ours[1], ours[2], ours[4]) == (theirs[1], theirs[2], theirs[4])
+        # Values within a few ulps of the dtype: NumPy's float32 pow and PyTorch's
+        # vectorised one round 3**1.5 to neighbouring floats on some CPUs.
+        name = ours[1].removeprefix("torch.")
+        kind = np.dtype(name).kind if name != "bfloat16" else "f"
+        rtol = 0 if kind in "biu" else 1e-15 if name == "float64" else 4 * _eps(name)
+        np.testing.assert_allclose(ours[0], theirs[0], rtol=rtol)
+        np.testing.assert_allclose(ours[3], theirs[3], rtol=rtol)
 
 
 def _grid(writes):

@@ -24,6 +24,7 @@ from lark.exceptions import UnexpectedInput, VisitError
 from agrad.errors import AgradError, AgradLimitError, AgradSyntaxError
 from agrad.lang import ir
 from agrad.lang.diagnostics import KEYWORDS, keyword_error, position, syntax_error, translate
+from agrad.lang.fastlex import FastLexer, TokenThread
 from agrad.lang.gcpause import paused_gc
 from agrad.lang.ir import Instr, ParsedProgram, Slice, Statement
 from agrad.lang.tables import cached_parser
@@ -41,12 +42,13 @@ def parse(text: str) -> ParsedProgram:
     The result's ``output`` is the slot of the last statement's value.
     """
     _check_nesting(text)
-    lark, lowerer = _parser()
+    lark, lowerer, fast = _parser()
     with _LOCK:  # the callbacks keep per-parse state in the one shared _Lowerer
         lowerer.reset(text)
         try:
             with paused_gc():  # one instruction per token: see gcpause
-                lark.parse(text)
+                if fast is None or not _parsed_fast(lark, lowerer, fast, text):
+                    lark.parse(text)
         except UnexpectedInput as exc:
             raise translate(exc, text) from None
         except VisitError as exc:  # Lark may wrap callback errors; ours never need wrapping
@@ -93,12 +95,24 @@ def _check_nesting(text: str) -> None:
             depth = max(depth - 1, 0)
 
 
+def _parsed_fast(lark: Lark, lowerer: _Lowerer, fast: FastLexer, text: str) -> bool:
+    """Parse with `agrad.lang.fastlex`'s tokens; False (the lowerer reset) if Lark's own
+    lexer must parse it instead, for its tokens or its error."""
+    try:
+        lark.parser.parser.parse(TokenThread(fast.tokens(text, lowerer.starts)), "start")
+        return True
+    except Exception:  # noqa: BLE001 - any failure: the contextual lexer decides
+        lowerer.reset(text)
+        return False
+
+
 _LOCK = threading.Lock()
-_PARSER: tuple[Lark, _Lowerer] | None = None
+_PARSER: tuple[Lark, _Lowerer, FastLexer | None] | None = None
 
 
-def _parser() -> tuple[Lark, _Lowerer]:
-    """Build the Lark parser once per process (it is bound to one `_Lowerer`)."""
+def _parser() -> tuple[Lark, _Lowerer, FastLexer | None]:
+    """Build the Lark parser once per process (it is bound to one `_Lowerer`), and the
+    fast lexer from its terminals (None if this Lark's internals are not the ones known)."""
     global _PARSER
     with _LOCK:
         if _PARSER is None:
@@ -112,8 +126,17 @@ def _parser() -> tuple[Lark, _Lowerer]:
                     text, parser="lalr", lexer="contextual", maybe_placeholders=True, **live
                 )
 
-            _PARSER = (cached_parser(text, build, **live), lowerer)
+            lark = cached_parser(text, build, **live)
+            _PARSER = (lark, lowerer, _fast_lexer(lark))
         return _PARSER
+
+
+def _fast_lexer(lark: Lark) -> FastLexer | None:
+    try:
+        lark.parser.parser.parse  # noqa: B018 - the entry point _parsed_fast uses
+        return FastLexer(lark)
+    except (AttributeError, TypeError, ValueError, re.error):
+        return None
 
 
 class _Postlex:
