@@ -88,7 +88,8 @@ class FastLexer:
                 at_start = True
                 token = _new(Token, "\n")
                 token.type, token.value, token.start_pos, token.end_pos = kind, "\n", start, end
-                token.line, token.column, token.end_line, token.end_column = line - 1, column, line, 1
+                token.line, token.column = line - 1, column
+                token.end_line, token.end_column = line, 1
                 yield token
                 continue
             value = match.group()
