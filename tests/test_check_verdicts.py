@@ -95,7 +95,9 @@ def test_a_smooth_function_has_no_kinks_with_any_method(cli, method):
         ("sum(tan(x))", "[1.5707]"),  # near pi/2
         ("sum(sin(x))", "[1e6]"),  # large magnitude
         ("sum(sin(10000*x))", "[0.5, 0.7]"),  # fast oscillation
-        ("sum(relu(x) + 1e-3*x**2)", "[1e-9, -1e-9, 0.5]"),  # near a kink, not at one
+        # near a kink, not at one (at -1e-9 the gradient, -2e-12, is below what steps that
+        # small resolve beside f's rounding, 1e-7: undecided there, since QA round 10)
+        ("sum(relu(x) + 1e-3*x**2)", "[1e-9, -1e-3, 0.5]"),
     ],
 )
 def test_correct_gradients_pass_and_wrong_ones_fail_at_hard_points(cli, program, x):

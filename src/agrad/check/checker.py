@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ..errors import AgradLimitError, AgradValueError
 from . import steps as S
+from .coarse import widen_unresolved
 from .complex_step import complex_step
 from .cotangents import cotangent_test, mark, nondet_tol
 from .diagnosis import diagnose
@@ -40,6 +42,7 @@ from .verdict import (
     STEP,
     STRICT_KINK,
     SUBGRADIENT,
+    TWIN,
     Tolerance,
     directional_verdicts,
     judge,
@@ -177,10 +180,14 @@ def _compare(target, name, var, options, rng, claim) -> VariableReport:
     exact = numeric.complex_step if estimate is None else None
     compared = numeric.estimate if estimate is None else estimate
     forced = tol if estimate is None else tol.fixed()  # (a forced step's error is unknown)
-    tau, accuracy = forced.bounds(claim, compared, size, x, exact)
+    tau, accuracy = forced.bounds(
+        claim, compared, size, x, exact, None if estimate is not None else numeric.error
+    )
     # (a backward declared nondeterministic to nondet_tol is a claim only that close)
     tau = np.maximum(tau, nondet_tol(target))
-    verdicts, reasons = judge(claim, numeric, tau, options.strict, estimate, accuracy=accuracy)
+    verdicts, reasons = judge(
+        claim, numeric, tau, options.strict, estimate, accuracy, given=tol.atol is not None
+    )
     if exact is not None and exact.any():
         evaluations += pass_flat(var, f0, claim, compared, exact, tau, verdicts, reasons)
     if estimate is not None:  # a forced step that fails where the adaptive one passes
@@ -268,6 +275,7 @@ def numeric_jacobian(
         result.merge(rest, climbed)
         result.evaluations += probes
         refine_straddled_kinks(var, f0, result, accuracy, claim, noise)
+        widen_unresolved(var, f0, result, accuracy, claim, rest, noise)
     return result
 
 
@@ -358,11 +366,12 @@ def _subgradient_tests(var, f0, claim, tau, verdicts, reasons, rng):
 def _precision_triage(analytic64, numeric, options, f0, x, estimate, verdicts, reasons):
     """A float32 claim fails for its rule when its float64 twin fails too, and for its
     precision when only the float32 one does."""
-    tol64 = Tolerance.default("float64", options.atol, options.rtol)
+    tol64 = replace(Tolerance.default("float64", options.atol, options.rtol), scale_atol=TWIN)
     exact = numeric.complex_step if estimate is None else None
     compared = numeric.estimate if estimate is None else estimate
-    # The twin is compared at the deciding atol: a user's gradient that computes in float32
-    # whatever its inputs carries float32 rounding in its "float64" twin too.
+    # The twin is compared at TWIN of the row's scale: a user's gradient that computes in
+    # float32 whatever its inputs carries float32 rounding in its "float64" twin too. (It
+    # only tells a wrong rule from float32's rounding: the float32 verdict stands.)
     tau64 = tol64.of(analytic64, compared, f0, x, exact, deciding=True)
     wide, wide_reasons = judge(analytic64, numeric, tau64, options.strict, estimate)
     rule = wide == FAIL

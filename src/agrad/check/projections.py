@@ -142,8 +142,12 @@ def _compare(target, name, var, options, claim, f0, base, scale, v, u=None, out_
         along = var.along_directions(v, project=u)
         climbed = ladder(along, at_rest, rest, start[rest], accuracy[:, rest], claim[:, rest])
         numeric.merge(rest, climbed)
-    tau, accuracy = tol.bounds(claim, numeric.estimate, scale, x, numeric.complex_step)
-    verdicts, reasons = judge(claim, numeric, tau, strict=True, accuracy=accuracy)
+    tau, accuracy = tol.bounds(
+        claim, numeric.estimate, scale, x, numeric.complex_step, numeric.error
+    )
+    verdicts, reasons = judge(
+        claim, numeric, tau, strict=True, accuracy=accuracy, given=tol.atol is not None
+    )
     report = _report(name, target, claim, numeric, tau, verdicts, reasons, options, out_shape)
     report.evaluations = numeric.evaluations
     if not report.ok:

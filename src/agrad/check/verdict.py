@@ -58,18 +58,28 @@ _NUMERIC_REASON = {S.NONFINITE: NONFINITE, S.NOISE: NOISE, S.KINK_CLOSE: KINK_CL
 # x1 term dropped passed at 1e-9): their error estimate allows for f's measured noise now
 # (see `noise`), which large intermediate terms cancelling in f made it miss. A forced
 # step (--eps, --method central) has no error estimate: it compares at FIXED_COMPARE.
+# The deciding fraction was 1e-6 of the row: an element of 2 beside one of 2e6 has an
+# allowance of 2 there, and a claim of 2.4 passed on finite differences whose error
+# estimate was 1.8 (QA round 10). 1e-9 of the row is what an element must be resolved to.
 DEFAULTS = {
-    "float64": (1e-5, 1e-6, 1e-12, 1e-12),
+    "float64": (1e-5, 1e-10, 1e-12, 1e-12),
     "float32": (1e-4, 1e-5, 1e-5, 1e-5),
     "float16": (1e-2, 1e-3, 1e-3, 1e-3),  # (a function that casts to half inside: eps 1e-3)
 }
+TWIN = 1e-6  # a float32 claim's float64 twin: the deciding fraction it is compared at
 FIXED_COMPARE = 1e-9  # (sum(sin(x)·x²) over 1,000 points: h = 6e-6 rounds to 1e-5 of 2e-4)
 FLOOR = 1e-14  # the atol floor: this fraction of |f| per unit of x is rounding level
 # Where the complex step gave the numbers (exact), only the claim's own rounding is left:
 # a rule computed at the size of f (1 - tanh(20)² is 0, the truth 1.7e-17) is right.
 FLOOR_EXACT = 4 * S.EPS
-RESOLVED = 1e-4  # a finite difference's resolution decides up to this part of the scale
-ZERO = 1e-10  # a claim this small, below what the steps resolve, may be a zero gradient
+# A finite difference's best resolution decides up to this part of the scale (it was
+# 1e-4: a claim 20% off, on an element 1e-6 of its row, passed at that resolution).
+RESOLVED = 1e-9
+# A row whose every claim is this small may be a zero gradient, decided where finite
+# differences put the truth within this much (absolute) of it: a minimum, a flat piece.
+# (It was decided at their resolution, however coarse: 1e12 + 1e-3·sum(w) resolves its
+# gradient to about 2e-3 only, and a claim of 0 there passed, QA round 10.)
+ZERO = 1e-10
 # The rounding size of a derivative where f does not move at all: an absolute 64 ulps (a
 # flat f bounds the true derivative by rounding over the step, which shrinks as |x| grows:
 # an allowance growing with |x| passed a sign-flipped 1e-8 beside x = 1e12, QA).
@@ -83,7 +93,7 @@ class Tolerance:
 
     rtol: float
     atol: float | None = None
-    scale_atol: float = 1e-6  # the numeric side's accuracy that decides (see DEFAULTS)
+    scale_atol: float = 1e-10  # the numeric side's accuracy that decides (see DEFAULTS)
     compare_atol: float = 1e-12  # the claim's distance from it that passes
     exact_atol: float = 1e-12  # the same where the complex step gave the numbers
 
@@ -122,9 +132,11 @@ class Tolerance:
         f0: np.ndarray,
         x: np.ndarray,
         exact: np.ndarray | None = None,
+        error: np.ndarray | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         """`of`'s two tolerances at once: the distance that passes, the accuracy that
-        decides (`judge`'s ``tau`` and ``accuracy``)."""
+        decides (`judge`'s ``tau`` and ``accuracy``). ``error``: the finite differences'
+        error estimate, which bounds their rounding floor (below)."""
         relative = self.rtol * np.abs(np.nan_to_num(numeric, nan=0.0, posinf=0.0, neginf=0.0))
         if self.atol is not None:
             tau = self.atol + relative
@@ -141,6 +153,11 @@ class Tolerance:
         floor = size * np.where(exact_columns, FLOOR_EXACT, FLOOR / x_scale)
         floor = np.maximum(floor, 1e-300)
         compare = np.where(exact_columns, self.exact_atol, self.compare_atol)
+        # Where finite differences estimated their own error, that estimate (not |f|) says
+        # what they cannot see, and no floor excuses a claim: 1e12 + 1e-3·sum(w), resolved
+        # to 2e-3 only, passed a claim of 0 within its floor of 5e-3 (QA round 10).
+        if error is not None:
+            floor = np.where(exact_columns, floor, 1e-300)
         return (
             np.maximum(compare * scale, floor) + relative,
             np.maximum(self.scale_atol * scale, floor) + relative,
@@ -161,11 +178,14 @@ def judge(
     strict: bool = False,
     estimate: np.ndarray | None = None,
     accuracy: np.ndarray | None = None,
+    given: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Each element's verdict and reason. ``estimate`` replaces the numeric estimate for a
     fixed-step method (compared plainly, without its error); kinks and undecided points
     are still told by the adaptive ``numeric``. ``accuracy`` (default ``tau``): the error
-    the numeric side may have and still decide; the claim must be within ``tau`` plus it."""
+    the numeric side may have and still decide; the claim must be within ``tau`` plus it.
+    ``given``: the tolerance is the user's own (--atol): no resolution loosens it, but for
+    a zero claim's absolute ZERO."""
     # Where f does not change at all along an element (every difference exactly 0, no
     # rounding either: f is 0 there), the truth is 0 and a claim of rounding size — the
     # residue of terms that cancel, as autograd leaves it — is right.
@@ -180,7 +200,7 @@ def judge(
     # An error within twice the best resolution any step could reach is as good as it
     # gets: decided at that resolution rather than left undecided, but only where that
     # resolution is a small part (RESOLVED) of the gradient's scale, or where the claim is
-    # a zero gradient: below RESOLVED of the resolution and below ZERO outright (cosh at its
+    # a zero gradient: below the resolution and below ZERO outright (cosh at its
     # minimum: f(x ± h) = 1 + h²/2 resolves the derivative 0 to about 1e-12 only; a
     # constant such as sum(inv(q) * q.T) = 3 has rounding residues of 1e-16 for gradient).
     # A true gradient that small would pass there, as in any finite-difference check.
@@ -192,9 +212,11 @@ def judge(
         claimed = np.where(np.isfinite(claim), np.abs(claim), 0.0).max(axis=1, initial=0.0)
         scale = row_scale(claim, value)[:, None]
         resolution = 2 * numeric.resolution
-        zero = (claimed[:, None] <= RESOLVED * resolution) & (claimed[:, None] <= ZERO)
-        usable = (resolution <= RESOLVED * scale) | zero
-        reach = np.where(usable, np.maximum(accuracy, resolution), accuracy)
+        zero = (claimed[:, None] <= resolution) & (claimed[:, None] <= ZERO)
+        usable = resolution <= RESOLVED * scale
+        if not given:  # (the user's own atol is never loosened)
+            reach = np.where(usable, np.maximum(accuracy, resolution), accuracy)
+            reach = np.where(zero, np.maximum(reach, ZERO), reach)
     with np.errstate(all="ignore"):
         gap = np.abs(claim - value)
     smooth = numeric.kind == S.SMOOTH

@@ -1,0 +1,134 @@
+"""QA round 10: wrong gradients the finite-difference path passed, and right ones it did not.
+
+- A small element beside a large one (sum(x**2) at [1e6, 1, -1]): its finite differences
+  at the ladder's steps round to ±1.8, and a claim anywhere within that passed, since an
+  element was "accurate enough" at 1e-6 of its row's scale (and at 1e-4 of it through the
+  resolution rule), even with --atol given. Now an element must be resolved to 1e-8 of its
+  row, a given atol is never loosened, and elements the ladder cannot resolve are climbed
+  again from steps of max(1, |x|) (`check/coarse.py`), which decide them.
+- A zero claim beside a large constant (1e12 + 1e-3·sum(w)): passed wherever the steps
+  could not see f move, by the zero-claim rule (decided at whatever resolution they had)
+  and by the rounding floor from |f|. A zero claim is now decided only where finite
+  differences put the truth within 1e-10 of zero, and their floor excuses nothing.
+- A zero gradient at a minimum (Rosenbrock at (1, 1)): undecided, as its row's scale is 0.
+
+Truth here is algebra (every function has a closed-form derivative); PyTorch's gradcheck is
+quoted only where it is right.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import agrad
+from agrad.check import check_numpy
+
+
+def _verdict(func, grad, x, **options):
+    report = check_numpy(func, grad, {"x": np.asarray(x, dtype=np.float64)}, **options)
+    return report.variables["x"].verdict
+
+
+def _squares(x):
+    return np.sum(x**2)
+
+
+def _scaled_grad(factors):
+    return lambda x: 2 * x * np.asarray(factors)
+
+
+@pytest.mark.parametrize("big", [1e4, 1e5, 1e6, 1e7])
+@pytest.mark.parametrize("wrong", [1.9, 1.2, 1.001, 1 + 1e-4])
+def test_a_small_element_beside_a_large_one_is_not_passed_wrong(big, wrong):
+    verdict = _verdict(_squares, _scaled_grad([1.0, wrong, 1.0]), [big, 1.0, -1.0])
+    assert verdict in ("fail", "undecided"), (big, wrong, verdict)
+
+
+@pytest.mark.parametrize("big", [1e4, 1e5, 1e6])
+def test_a_small_element_beside_a_large_one_is_decided(big):
+    """The larger steps resolve it: the right claim passes (at 1e6 f rounds to 1e-4 and
+    steps of 1 resolve x[1] to 2e-3 only, above its tolerance: undecided), a 20% wrong one
+    fails."""
+    x = [big, 1.0, -1.0]
+    right = _verdict(_squares, _scaled_grad([1.0, 1.0, 1.0]), x)
+    assert right == "pass" if big < 1e6 else right in ("pass", "undecided")
+    assert _verdict(_squares, _scaled_grad([1.0, 1.2, 1.0]), x) == "fail"
+
+
+def test_a_given_atol_is_not_loosened_by_the_steps_resolution():
+    x = [1e6, 1.0, -1.0]
+    verdict = _verdict(_squares, _scaled_grad([1.0, 1.2, 1.0]), x, atol=1e-5, rtol=1e-3)
+    assert verdict == "fail"
+
+
+def test_gradcheck_of_a_custom_function_with_a_small_wrong_element():
+    class Square(agrad.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return (x**2).sum()
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * 2 * x * agrad.tensor([1.0, 1.2, 1.0], dtype=agrad.float64)
+
+    # (fast_mode compares random projections of the Jacobian, where an error of 0.4 beside
+    # 2e6 is 2e-7 of the projection: invisible to it, as to PyTorch's fast mode)
+    x = agrad.tensor([1e6, 1.0, -1.0], dtype=agrad.float64, requires_grad=True)
+    assert not agrad.autograd.gradcheck(Square.apply, (x,), raise_exception=False)
+
+
+@pytest.mark.parametrize(
+    "offset, slope",
+    [(1e8, 1e-9), (1e6, 1e-9), (1e3, 1e-12), (1e10, 1e-5), (1e12, 1e-3), (1e16, 1.0),
+     (1e20, 1.0)],
+)  # fmt: skip
+def test_a_zero_claim_beside_a_large_constant_never_passes(offset, slope):
+    """f = C + k·sum(w): the truth is k everywhere; a claim of 0 is wrong. (A row whose
+    every claim is below 1e-10 passes where the truth is within 1e-10 of zero: 1 + 1e-15·
+    sum(w) claimed 0 does, as documented for zero gradients.)"""
+    verdict = _verdict(lambda x: offset + slope * np.sum(x), lambda x: 0 * x, [0.5, -1.0, 2.0])
+    assert verdict in ("fail", "undecided"), (offset, slope, verdict)
+
+
+def test_the_right_claim_beside_a_large_constant_is_not_failed():
+    verdict = _verdict(
+        lambda x: 1e12 + 1e-3 * np.sum(x), lambda x: np.full_like(x, 1e-3), [0.5, -1.0, 2.0]
+    )
+    assert verdict in ("pass", "undecided")
+
+
+def _rosenbrock(x):
+    return np.sum(100 * (x[1:] - x[:-1] ** 2) ** 2 + (1 - x[:-1]) ** 2)
+
+
+def _rosenbrock_grad(x):
+    g = np.zeros_like(x)
+    g[:-1] = -400 * x[:-1] * (x[1:] - x[:-1] ** 2) - 2 * (1 - x[:-1])
+    g[1:] += 200 * (x[1:] - x[:-1] ** 2)
+    return g
+
+
+def test_a_zero_gradient_at_a_minimum_passes():
+    assert _verdict(_rosenbrock, _rosenbrock_grad, np.ones(5)) == "pass"
+    # and a claim that is not zero there fails
+    assert _verdict(_rosenbrock, lambda x: _rosenbrock_grad(x) + 1e-3, np.ones(5)) == "fail"
+
+
+def test_gradcheck_of_rosenbrock_at_its_minimum_as_pytorch():
+    class Rosenbrock(agrad.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return 100 * (x[1] - x[0] ** 2) ** 2 + (1 - x[0]) ** 2
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            d0 = -400 * x[0] * (x[1] - x[0] ** 2) - 2 * (1 - x[0])
+            return g * agrad.stack([d0, 200 * (x[1] - x[0] ** 2)])
+
+    x = agrad.tensor([1.0, 1.0], dtype=agrad.float64, requires_grad=True)
+    assert agrad.autograd.gradcheck(Rosenbrock.apply, (x,))
