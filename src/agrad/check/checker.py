@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -37,16 +36,15 @@ from .verdict import (
     FAIL,
     KINK,
     PASS,
-    PRECISION,
     RULE,
     STEP,
     STRICT_KINK,
     SUBGRADIENT,
-    TWIN,
     Tolerance,
     directional_verdicts,
     judge,
     kink_directions,
+    precision_triage,
 )  # fmt: skip
 
 if TYPE_CHECKING:
@@ -202,7 +200,7 @@ def _compare(target, name, var, options, rng, claim) -> VariableReport:
         analytic64 = target.claim(name, wide=True)
         if analytic64 is not None:
             analytic64 = np.asarray(analytic64, dtype=np.float64).reshape(claim.shape)
-            _precision_triage(analytic64, numeric, options, size, x, estimate, verdicts, reasons)
+            precision_triage(analytic64, numeric, options, size, x, estimate, verdicts, reasons)
     cotangent = None
     if claimed:  # (a given claim, --expect's formula, is no backward's)
         nonlinear, cotangent = cotangent_test(lambda u: target.vjp(name, u), claim, rng,
@@ -361,24 +359,6 @@ def _subgradient_tests(var, f0, claim, tau, verdicts, reasons, rng):
             verdicts[row, bad] = FAIL
             reasons[row, bad] = SUBGRADIENT
     return tests, along.evaluations
-
-
-def _precision_triage(analytic64, numeric, options, f0, x, estimate, verdicts, reasons):
-    """A float32 claim fails for its rule when its float64 twin fails too, and for its
-    precision when only the float32 one does."""
-    tol64 = replace(Tolerance.default("float64", options.atol, options.rtol), scale_atol=TWIN)
-    exact = numeric.complex_step if estimate is None else None
-    compared = numeric.estimate if estimate is None else estimate
-    # The twin is compared at TWIN of the row's scale: a user's gradient that computes in
-    # float32 whatever its inputs carries float32 rounding in its "float64" twin too. (It
-    # only tells a wrong rule from float32's rounding: the float32 verdict stands.)
-    tau64 = tol64.of(analytic64, compared, f0, x, exact, deciding=True)
-    wide, wide_reasons = judge(analytic64, numeric, tau64, options.strict, estimate)
-    rule = wide == FAIL
-    precision = (verdicts == FAIL) & ~rule & (reasons == RULE)
-    reasons[precision] = PRECISION
-    verdicts[rule] = FAIL
-    reasons[rule] = wide_reasons[rule]
 
 
 def judge_claim(

@@ -254,6 +254,24 @@ def judge(
     return verdict, reason
 
 
+def precision_triage(analytic64, numeric, options, f0, x, estimate, verdicts, reasons):
+    """A float32 claim fails for its rule when its float64 twin fails too, and for its
+    precision when only the float32 one does."""
+    tol64 = replace(Tolerance.default("float64", options.atol, options.rtol), scale_atol=TWIN)
+    exact = numeric.complex_step if estimate is None else None
+    compared = numeric.estimate if estimate is None else estimate
+    # The twin is compared at TWIN of the row's scale: a user's gradient that computes in
+    # float32 whatever its inputs carries float32 rounding in its "float64" twin too. (It
+    # only tells a wrong rule from float32's rounding: the float32 verdict stands.)
+    tau64 = tol64.of(analytic64, compared, f0, x, exact, deciding=True)
+    wide, wide_reasons = judge(analytic64, numeric, tau64, options.strict, estimate)
+    rule = wide == FAIL
+    precision = (verdicts == FAIL) & ~rule & (reasons == RULE)
+    reasons[precision] = PRECISION
+    verdicts[rule] = FAIL
+    reasons[rule] = wide_reasons[rule]
+
+
 @dataclass
 class DirectionTest:
     """The claim projected on one direction through the kink coordinates, against the
