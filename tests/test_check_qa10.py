@@ -132,3 +132,20 @@ def test_gradcheck_of_rosenbrock_at_its_minimum_as_pytorch():
 
     x = agrad.tensor([1.0, 1.0], dtype=agrad.float64, requires_grad=True)
     assert agrad.autograd.gradcheck(Rosenbrock.apply, (x,))
+
+
+@pytest.mark.parametrize("x", [2.0, 3.75, 5.0, 6.25, 8.0])
+def test_an_identity_that_cancels_is_not_a_jump(x):
+    """cosh(x)² - sinh(x)² is 1: its values move by ulps of cosh(x)², on both sides alike,
+    which failed as "the function jumps" (a fail --allow-undecided cannot pass)."""
+    verdict = _verdict(lambda x: np.cosh(x) ** 2 - np.sinh(x) ** 2, lambda x: 0 * x, [x])
+    assert verdict in ("pass", "undecided"), verdict
+
+
+@pytest.mark.parametrize(
+    "func", [np.floor, lambda x: np.where(x >= 1.0, 1e3 * x + 1.0, 1e3 * x), np.sign]
+)
+def test_a_real_jump_still_fails(func):
+    point = 0.0 if func is np.sign else 1.0
+    report = check_numpy(lambda x: np.sum(func(x)), lambda x: 0 * x, {"x": np.array([point])})
+    assert report.variables["x"].verdict == "fail"

@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from .jumps import jumps
 from .steps import (
     EPS,
     JUMP,
@@ -369,7 +370,7 @@ class _LadderState:
         noisy = ~nonfinite & ~is_kink & ~near & ~np.isfinite(self.best_err)
         kind[noisy] = UNDECIDED
         reason[noisy] = NOISE
-        jump = noisy & self._jumps(columns, last)
+        jump = noisy & jumps(self, last)
         reason[jump] = JUMP
         if jump.any():  # the finest one-sided quotients, and the step they were taken at
             for series, side in ((self.plus, out.right), (self.minus, out.left)):
@@ -378,23 +379,3 @@ class _LadderState:
             jump_columns = jump.any(axis=0)
             out.step[jump_columns] = np.nanmax(step_at[:, jump_columns], axis=0)
         out.kind[:], out.reason[:] = kind, reason
-
-    def _jumps(self, columns, last) -> np.ndarray:
-        """Where f jumps at the point: over the last three levels the one-sided gap grows
-        as 1/h, far above rounding, so h·gap (the jump's size) holds steady. (Rounding noise
-        grows as 1/h too, but stays within a few ulps of f: it is not significant.)"""
-        if len(self.gaps) < 3:
-            return np.zeros(self.best.shape, dtype=bool)
-        gaps, steps, noise = (np.stack(x) for x in (self.gaps, self.steps, self.gap_noise))
-        steady = np.ones(self.best.shape, dtype=bool)
-        sizes = []
-        for j in range(3):
-            at = np.maximum(last - j, 0)[None]
-            gap = np.take_along_axis(gaps, at, axis=0)[0]
-            h = np.take_along_axis(steps, at, axis=0)[0]
-            steady &= (last - j >= 0) & (gap > 64 * np.take_along_axis(noise, at, axis=0)[0])
-            sizes.append(gap * h)
-        with np.errstate(all="ignore"):
-            for a, b in ((sizes[0], sizes[1]), (sizes[1], sizes[2])):
-                steady &= (a / b > 0.7) & (a / b < 1.4)
-        return steady
