@@ -149,3 +149,10 @@ def test_a_real_jump_still_fails(func):
     point = 0.0 if func is np.sign else 1.0
     report = check_numpy(lambda x: np.sum(func(x)), lambda x: 0 * x, {"x": np.array([point])})
     assert report.variables["x"].verdict == "fail"
+
+
+def test_method_complex_with_fast_is_refused_for_a_numpy_function_as_without():
+    for fast in (False, True):
+        with pytest.raises(agrad.errors.AgradValueError, match="complex"):
+            check_numpy(_squares, lambda x: 2 * x, {"x": np.array([1.0, 2.0])},
+                        method="complex", fast=fast)  # fmt: skip

@@ -246,12 +246,7 @@ def numeric_jacobian(
         return S.Numeric.empty(m, 0)
     use_complex = var.complex_batch is not None and options.method in ("auto", "complex")
     _within_budget(var, options, use_complex)
-    if options.method == "complex" and var.complex_batch is None:
-        raise AgradValueError(
-            f"{options.advice('method complex')} needs a function whose every op is "
-            "analytic (no relu, abs, "
-            "max, clip, ...): the complex step is exact only there; use the default method"
-        )
+    options.need_complex_step(var.complex_batch is not None)
     if use_complex:
         result = complex_step(var.along_coordinates(complex_=True), f0, n, scale)
         rest = np.nonzero(~result.complex_step)[0]

@@ -77,6 +77,16 @@ class CheckOptions:
                 "the default method"
             )
 
+    def need_complex_step(self, possible: bool) -> None:
+        """Refuse method complex where the complex step cannot be taken (a function not
+        made of agrad's analytic ops), in full checks and in fast ones alike."""
+        if self.method == "complex" and not possible:
+            raise AgradValueError(
+                f"{self.advice('method complex')} needs a function whose every op is "
+                "analytic (no relu, abs, max, clip, ...): the complex step is exact only "
+                "there; use the default method"
+            )
+
     def advice(self, key: str) -> str:
         """The advice ``key`` (see ADVICE) in the words of the caller's API."""
         return ADVICE[key][WORDINGS.index(self.wording)]

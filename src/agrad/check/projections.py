@@ -130,6 +130,7 @@ def _compare(target, name, var, options, claim, f0, base, scale, v, u=None, out_
     count = claim.shape[1]
     tol = Tolerance.default(target.dtype, options.atol, options.rtol)
     start = _first_steps(x, count)
+    options.need_complex_step(var.complex_batch is not None)
     if var.complex_batch is not None and options.method in ("auto", "complex"):
         numeric = complex_step(var.along_directions(v, True, u), base, count, start / S.START)
         rest = np.nonzero(~numeric.complex_step)[0]
