@@ -156,3 +156,20 @@ def test_method_complex_with_fast_is_refused_for_a_numpy_function_as_without():
         with pytest.raises(agrad.errors.AgradValueError, match="complex"):
             check_numpy(_squares, lambda x: 2 * x, {"x": np.array([1.0, 2.0])},
                         method="complex", fast=fast)  # fmt: skip
+
+
+@pytest.mark.parametrize("x", [1e11, 1e12, 3e13])
+def test_a_right_gradient_at_steps_coarser_than_f_varies_is_not_failed(x):
+    """1e3·x + sin(x) at 1e12: every relative step (the finest 14) averages sin out, and the
+    differences agree on 1e3 to 3e-9; a right gradient failed as a wrong rule. Steps from
+    2^-10 cannot confirm that (f rounds to 0.125), so it is undecided, and so is a claim far
+    off: no step here can say what f does below 14. Neither passes."""
+
+    def f(x):
+        return np.sum(1e3 * x + np.sin(x))
+
+    def right(x):
+        return 1e3 + np.cos(x)
+
+    assert _verdict(f, right, [x]) in ("pass", "undecided")
+    assert _verdict(f, lambda x: 2 * right(x), [x]) in ("fail", "undecided")

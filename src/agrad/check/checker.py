@@ -19,7 +19,7 @@ import numpy as np
 
 from ..errors import AgradLimitError, AgradValueError
 from . import steps as S
-from .coarse import widen_unresolved
+from .coarse import doubt_coarse_failures, widen_unresolved
 from .complex_step import complex_step
 from .cotangents import cotangent_test, mark, nondet_tol
 from .diagnosis import diagnose
@@ -34,12 +34,14 @@ from .straddled import refine_straddled_kinks
 from .targets import Target, Variable
 from .verdict import (
     FAIL,
+    INACCURATE,
     KINK,
     PASS,
     RULE,
     STEP,
     STRICT_KINK,
     SUBGRADIENT,
+    UNDECIDED,
     Tolerance,
     directional_verdicts,
     judge,
@@ -188,6 +190,9 @@ def _compare(target, name, var, options, rng, claim) -> VariableReport:
     )
     if exact is not None and exact.any():
         evaluations += pass_flat(var, f0, claim, compared, exact, tau, verdicts, reasons)
+    if estimate is None:
+        evaluations += doubt_coarse_failures(var, f0, numeric, tau, claim, verdicts, reasons,
+                                             FAIL, RULE, UNDECIDED, INACCURATE)  # fmt: skip
     if estimate is not None:  # a forced step that fails where the adaptive one passes
         adaptive_tau, loose = tol.bounds(claim, numeric.estimate, size, x, numeric.complex_step)
         adaptive, _ = judge(claim, numeric, adaptive_tau, accuracy=loose)

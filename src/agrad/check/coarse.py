@@ -71,3 +71,53 @@ def widen_unresolved(
         )
     numeric.step[wanted] = np.where(take.any(axis=0), wide.step, numeric.step[wanted])
     numeric.magnitude = S._larger(numeric.magnitude, wide.magnitude)
+
+
+def doubt_coarse_failures(
+    var,
+    f0: np.ndarray,
+    numeric: S.Numeric,
+    accuracy: np.ndarray,
+    claim: np.ndarray,
+    verdicts: np.ndarray,
+    reasons: np.ndarray,
+    fail: int,
+    rule: int,
+    undecided: int,
+    inaccurate: int,
+) -> int:
+    """A wrong rule found only at steps above 1 (relative steps, |x_j| > 1024) is
+    confirmed at absolute steps from 2^-10 down: f may vary on a scale finer than every
+    relative step (1e3·x + sin(x) at 1e12: the finest, 14, averages sin out, and a right
+    gradient failed with an error estimate of 3e-9). Where those steps do not confirm the
+    estimate (f's rounding swamps them), the element is undecided, never passed: so is a
+    wrong claim there (sum(x**2) at 1e12 claimed 3x: f rounds to 1.7e8, and steps below 1
+    cannot say what f does at them). Returns the evaluations taken."""
+    failed = (verdicts == fail) & (reasons == rule)
+    # (steps above 1 in absolute terms, at |x_j| > 1: an element of |x_j| <= 1 took such
+    # steps only from `widen_unresolved`, whose estimate agreed with the first ladder's)
+    coarse = (numeric.step > 1.0) & (np.abs(var.base.reshape(-1)) > 1)
+    columns = np.nonzero(failed.any(axis=0) & coarse)[0]
+    if not columns.size:
+        return 0
+    fine = ladder(
+        var.along_coordinates(),
+        f0,
+        columns,
+        np.full(columns.size, S.START),
+        accuracy[:, columns],
+        claim[:, columns],
+        actual=var.actual_steps,
+    )
+    with np.errstate(invalid="ignore"):
+        coarse_estimate = numeric.estimate[:, columns]
+        allowed = 4 * (fine.error + numeric.error[:, columns]) + accuracy[:, columns]
+        # (confirmed: smooth, agreeing, and accurate enough to tell the claim from it)
+        telling = 4 * fine.error < np.abs(claim[:, columns] - coarse_estimate)
+        confirmed = (fine.kind == S.SMOOTH) & telling
+        confirmed &= np.abs(fine.estimate - coarse_estimate) <= allowed
+    doubt = failed[:, columns] & ~confirmed
+    part_v, part_r = verdicts[:, columns], reasons[:, columns]
+    part_v[doubt], part_r[doubt] = undecided, inaccurate
+    verdicts[:, columns], reasons[:, columns] = part_v, part_r
+    return fine.evaluations
