@@ -62,14 +62,7 @@ def widen_unresolved(
     take = smooth & was_rough & agrees & (wide.error < before_error)
     if not take.any():
         return
-    for name in ("estimate", "error", "kind", "reason", "left", "right"):
-        values = getattr(numeric, name)
-        values[:, wanted] = np.where(take, getattr(wide, name), values[:, wanted])
-    if numeric.resolution is not None and wide.resolution is not None:
-        numeric.resolution[:, wanted] = np.where(
-            take, wide.resolution, numeric.resolution[:, wanted]
-        )
-    numeric.step[wanted] = np.where(take.any(axis=0), wide.step, numeric.step[wanted])
+    numeric.adopt(wanted, wide, take)
     numeric.magnitude = S._larger(numeric.magnitude, wide.magnitude)
 
 

@@ -76,6 +76,18 @@ class Numeric:
         self.evaluations += other.evaluations
         self.magnitude = _larger(self.magnitude, other.magnitude)
 
+    def adopt(self, columns: np.ndarray, other: Numeric, take: np.ndarray) -> None:
+        """Take ``other``'s results (computed for ``columns``) where ``take`` (m, len(columns))
+        holds: a second ladder's better estimates for some outputs of some elements."""
+        for name in ("estimate", "error", "kind", "reason", "left", "right"):
+            values = getattr(self, name)
+            values[:, columns] = np.where(take, getattr(other, name), values[:, columns])
+        if self.resolution is not None and other.resolution is not None:
+            self.resolution[:, columns] = np.where(
+                take, other.resolution, self.resolution[:, columns]
+            )
+        self.step[columns] = np.where(take.any(axis=0), other.step, self.step[columns])
+
     @classmethod
     def empty(cls, m: int, n: int) -> Numeric:
         nan = np.full((m, n), np.nan)

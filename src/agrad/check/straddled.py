@@ -59,11 +59,4 @@ def refine_straddled_kinks(
     take &= finer.error <= accuracy[:, columns]
     if not take.any():
         return
-    for name in ("estimate", "error", "kind", "reason", "left", "right"):
-        values = getattr(numeric, name)
-        values[:, columns] = np.where(take, getattr(finer, name), values[:, columns])
-    if numeric.resolution is not None and finer.resolution is not None:
-        numeric.resolution[:, columns] = np.where(
-            take, finer.resolution, numeric.resolution[:, columns]
-        )
-    numeric.step[columns] = np.where(take.any(axis=0), finer.step, numeric.step[columns])
+    numeric.adopt(columns, finer, take)
