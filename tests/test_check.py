@@ -1121,12 +1121,13 @@ def test_float32_detects_a_broken_vjp(cli, break_vjp):
 
 def test_tolerances_match_the_readme():
     """rtol 1e-5 in float64 (a 0.1% error is caught); finite differences decide when within
-    1e-10 of the gradient's scale, and the claim passes within 1e-12 of it (their error
+    1e-6 of the gradient's scale (1e-8 for an element far smaller than it), and the claim
+    passes within 1e-12 of it (their error
     estimate includes f's measured noise; a forced step compares at 1e-9); float32 claims
     1e-4 and 1e-5 (their rule is checked again in float64); a function
     casting to half inside, 1e-2 and 1e-3."""
     assert DEFAULTS == {
-        "float64": (1e-5, 1e-10, 1e-12, 1e-12),
+        "float64": (1e-5, 1e-6, 1e-12, 1e-12),
         "float32": (1e-4, 1e-5, 1e-5, 1e-5),
         "float16": (1e-2, 1e-3, 1e-3, 1e-3),
     }

@@ -37,15 +37,16 @@ def _verdicts(report):
     return np.array([VERDICTS[c] for c in report.variables["x"].verdicts.reshape(-1)])
 
 
-@pytest.mark.parametrize("c, passing", [(1e3, 0.95), (1e5, 0.85), (3e6, 0.1)])
+@pytest.mark.parametrize("c, passing", [(1e3, 0.95), (1e5, 0.75), (3e6, 0.0)])
 def test_a_right_gradient_of_a_cancelling_sum_passes(c, passing):
-    # (at 3e6, f is quantized to 2.4e-7: most elements cannot be resolved to 1e-5; at 1e5
-    # a tenth are resolved only to about their tolerance, 1e-5 of the element, and are
-    # undecided since an element must be resolved to 1e-8 of its row, QA round 10)
+    # (at 3e6, f is quantized to 2.4e-7: most elements cannot be resolved to 1e-5; at 1e5 a
+    # fifth are resolved only to about 2.3e-5, and an element is decided at its best
+    # resolution only where that is within 8 times its rtol part since QA rounds 10-11:
+    # before, within 1e-4 of the row's scale, which passed a 20% error in a small element)
     report = check_numpy(_quantized(c), _right, {"x": X})
     verdicts = _verdicts(report)
     assert not (verdicts == "fail").any(), np.nonzero(verdicts == "fail")[0]
-    assert (verdicts == "pass").mean() > passing
+    assert (verdicts == "pass").mean() >= passing
 
 
 @pytest.mark.parametrize(

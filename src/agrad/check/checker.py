@@ -19,7 +19,7 @@ import numpy as np
 
 from ..errors import AgradLimitError, AgradValueError
 from . import steps as S
-from .coarse import doubt_coarse_failures, widen_unresolved
+from .coarse import doubt_coarse_failures
 from .complex_step import complex_step
 from .cotangents import cotangent_test, mark, nondet_tol
 from .diagnosis import diagnose
@@ -246,10 +246,7 @@ def numeric_jacobian(
     n, m = var.size, f0.size
     x = var.base.reshape(-1)
     scale = S.element_scale(x)
-    # what settles an element: the accuracy that decides (a tighter target sent the ladder
-    # on into rounding, where its regime resets lost an estimate it had: sum(sin(x)·x²) at
-    # x = 0.002 ended at an error of 2e-8 and was undecided)
-    accuracy = tol.of(claim, claim, f0, x, deciding=True)
+    accuracy = tol.of(claim, claim, f0, x)  # what settles an element
     if n == 0:
         return S.Numeric.empty(m, 0)
     use_complex = var.complex_batch is not None and options.method in ("auto", "complex")
@@ -276,7 +273,6 @@ def numeric_jacobian(
         result.merge(rest, climbed)
         result.evaluations += probes
         refine_straddled_kinks(var, f0, result, accuracy, claim, noise)
-        widen_unresolved(var, f0, result, accuracy, claim, rest, noise)
     return result
 
 

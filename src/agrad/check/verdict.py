@@ -58,14 +58,18 @@ _NUMERIC_REASON = {S.NONFINITE: NONFINITE, S.NOISE: NOISE, S.KINK_CLOSE: KINK_CL
 # x1 term dropped passed at 1e-9): their error estimate allows for f's measured noise now
 # (see `noise`), which large intermediate terms cancelling in f made it miss. A forced
 # step (--eps, --method central) has no error estimate: it compares at FIXED_COMPARE.
-# The deciding fraction was 1e-6 of the row: an element of 2 beside one of 2e6 has an
-# allowance of 2 there, and a claim of 2.4 passed on finite differences whose error
-# estimate was 1.8 (QA round 10). 1e-9 of the row is what an element must be resolved to.
+# The deciding fraction, 1e-6 of the row, applies only as far as the element's own rtol
+# part (see `Tolerance.bounds`): an element of 2 beside one of 2e6 had an allowance of 2,
+# and a claim of 2.4 passed on differences whose error estimate was 1.8 (QA round 10).
 DEFAULTS = {
-    "float64": (1e-5, 1e-10, 1e-12, 1e-12),
+    "float64": (1e-5, 1e-6, 1e-12, 1e-12),
     "float32": (1e-4, 1e-5, 1e-5, 1e-5),
     "float16": (1e-2, 1e-3, 1e-3, 1e-3),  # (a function that casts to half inside: eps 1e-3)
 }
+# ... and an element is always decided to this part of its row, whatever its size (1e-10
+# left a dead ReLU unit's exact 0 undecided beside a loss 1e4 times its gradient: its
+# differences round to 2·eps·|f|/h, QA round 11).
+NARROW = 1e-8
 TWIN = 1e-6  # a float32 claim's float64 twin: the deciding fraction it is compared at
 FIXED_COMPARE = 1e-9  # (sum(sin(x)·x²) over 1,000 points: h = 6e-6 rounds to 1e-5 of 2e-4)
 FLOOR = 1e-14  # the atol floor: this fraction of |f| per unit of x is rounding level
@@ -73,8 +77,11 @@ FLOOR = 1e-14  # the atol floor: this fraction of |f| per unit of x is rounding 
 # a rule computed at the size of f (1 - tanh(20)² is 0, the truth 1.7e-17) is right.
 FLOOR_EXACT = 4 * S.EPS
 # A finite difference's best resolution decides up to this part of the scale (it was
-# 1e-4: a claim 20% off, on an element 1e-6 of its row, passed at that resolution).
+# 1e-4: a claim 20% off, on an element 1e-6 of its row, passed at that resolution), or up
+# to SOFT times the element's own rtol part (a quantized f's right gradient, resolved to
+# 1.6e-5 of itself, is decided there).
 RESOLVED = 1e-9
+SOFT = 8.0
 # A row whose every claim is this small may be a zero gradient, decided where finite
 # differences put the truth within this much (absolute) of it: a minimum, a flat piece.
 # (It was decided at their resolution, however coarse: 1e12 + 1e-3·sum(w) resolves its
@@ -93,7 +100,7 @@ class Tolerance:
 
     rtol: float
     atol: float | None = None
-    scale_atol: float = 1e-10  # the numeric side's accuracy that decides (see DEFAULTS)
+    scale_atol: float = 1e-6  # the numeric side's accuracy that decides (see DEFAULTS)
     compare_atol: float = 1e-12  # the claim's distance from it that passes
     exact_atol: float = 1e-12  # the same where the complex step gave the numbers
 
@@ -158,10 +165,20 @@ class Tolerance:
         # to 2e-3 only, passed a claim of 0 within its floor of 5e-3 (QA round 10).
         if error is not None:
             floor = np.where(exact_columns, floor, 1e-300)
+        # The deciding allowance: the row's fraction, but no more than the element's own
+        # rtol part beyond NARROW of the row (a small element is resolved to its row's 1e-8,
+        # not 1e-6; one near the row's scale keeps 1e-6, twice rtol at most).
+        row = np.maximum(NARROW * scale, np.minimum(self.scale_atol * scale, relative))
         return (
             np.maximum(compare * scale, floor) + relative,
-            np.maximum(self.scale_atol * scale, floor) + relative,
+            np.maximum(row, floor) + relative,
         )
+
+
+def rtol_part(value: np.ndarray) -> np.ndarray:
+    """rtol·|value| per element at the float64 default rtol (the strictest: judge is given
+    tolerances, not the rtol they were made with)."""
+    return DEFAULTS["float64"][0] * np.abs(np.nan_to_num(value, nan=0.0, posinf=0.0, neginf=0.0))
 
 
 def row_scale(claim: np.ndarray, numeric: np.ndarray) -> np.ndarray:
@@ -213,10 +230,14 @@ def judge(
         scale = row_scale(claim, value)[:, None]
         resolution = 2 * numeric.resolution
         zero = (claimed[:, None] <= resolution) & (claimed[:, None] <= ZERO)
-        usable = resolution <= RESOLVED * scale
+        # (a resolution within a few times the element's own rtol part: a noisy f's best)
+        own = SOFT * rtol_part(value)
+        usable = (resolution <= RESOLVED * scale) | (resolution <= own)
         if not given:  # (the user's own atol is never loosened)
             reach = np.where(usable, np.maximum(accuracy, resolution), accuracy)
-            reach = np.where(zero, np.maximum(reach, ZERO), reach)
+            # (twice ZERO: the rounding bound of a flat f's differences has a factor 2 to
+            # spare; a constant 77 bounds its derivative by 1.4e-10 at the ladder's steps)
+            reach = np.where(zero, np.maximum(reach, 2 * ZERO), reach)
     with np.errstate(all="ignore"):
         gap = np.abs(claim - value)
     smooth = numeric.kind == S.SMOOTH

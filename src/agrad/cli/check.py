@@ -56,7 +56,10 @@ def check_command(
         float | None,
         Option(
             "--atol",
-            help="Absolute tolerance (default: 1e-6 of the gradient's scale, 1e-5 in float32).",
+            help=(
+                "Absolute tolerance (default: relative to each output's largest derivative, "
+                "1e-12 of it in float64, 1e-5 in float32; see the README's Tolerances)."
+            ),
         ),
     ] = None,
     rtol: Annotated[
