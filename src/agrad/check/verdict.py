@@ -82,6 +82,7 @@ FLOOR_EXACT = 4 * S.EPS
 # 1.6e-5 of itself, is decided there).
 RESOLVED = 1e-9
 SOFT = 8.0
+STILL = 1e-6  # a claim where f does not move, below what it shows: decided at this part of the row
 # A row whose every claim is this small may be a zero gradient, decided where finite
 # differences put the truth within this much (absolute) of it: a minimum, a flat piece.
 # (It was decided at their resolution, however coarse: 1e12 + 1e-3·sum(w) resolves its
@@ -238,6 +239,13 @@ def judge(
             # (twice ZERO: the rounding bound of a flat f's differences has a factor 2 to
             # spare; a constant 77 bounds its derivative by 1.4e-10 at the ladder's steps)
             reach = np.where(zero, np.maximum(reach, 2 * ZERO), reach)
+            # Where f did not move at all along the element and the claim is below what the
+            # differences could see (a dead ReLU unit's 0, a saturated tanh unit's 1e-20,
+            # beside a loss 1e4 times the gradient: differences exactly 0, their rounding
+            # bound 1e-7 of the row), it is decided at 1e-6 of the row.
+            with np.errstate(invalid="ignore"):
+                still = (value == 0) & (np.abs(claim) <= err)
+            reach = np.where(still, np.maximum(reach, STILL * scale), reach)
     with np.errstate(all="ignore"):
         gap = np.abs(claim - value)
     smooth = numeric.kind == S.SMOOTH
