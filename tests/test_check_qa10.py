@@ -231,3 +231,30 @@ def test_a_dead_relu_unit_is_decided():
              "--set", "y=[[8.0],[-3.0]]", "--format", "json"])  # fmt: skip
     report = json.loads(out.getvalue())
     assert report["ok"], {k: v["counts"] for k, v in report["variables"].items()}
+
+
+def test_a_saturated_softmax_rounds_at_its_largest_output():
+    """softmax(x @ W) with one output near 1 and one near 1e-13: the small output's
+    gradients round to ulps of the large one (they share the normaliser), which the
+    small row's own scale did not allow: "backward not linear in grad_output" for a right
+    backward, as PyTorch's own (QA round 11). A 0.1% wrong backward still fails."""
+    x = agrad.tensor([9.4, 0.5, 20.0], dtype=agrad.float64)
+    w = agrad.tensor([[0.2, -0.6], [-0.4, -1.1], [-1.3, 0.6]], dtype=agrad.float64,
+                     requires_grad=True)  # fmt: skip
+    assert agrad.autograd.gradcheck(lambda w: agrad.softmax(x @ w, dim=0), (w,))
+
+    class Scaled(agrad.autograd.Function):
+        @staticmethod
+        def forward(ctx, w):
+            ctx.save_for_backward(w)
+            return agrad.softmax(x @ w, dim=0)
+
+        @staticmethod
+        def backward(ctx, g):
+            (w,) = ctx.saved_tensors
+            with agrad.enable_grad():
+                w = w.detach().requires_grad_(True)
+                (grad,) = agrad.autograd.grad(agrad.softmax(x @ w, dim=0), w, g)
+            return grad * 1.001
+
+    assert not agrad.autograd.gradcheck(Scaled.apply, (w,), raise_exception=False)
