@@ -16,6 +16,7 @@ import numpy as np
 
 from . import steps as S
 from .ladder import ladder
+from .verdict import FAIL, INACCURATE, RULE, UNDECIDED
 
 
 def doubt_coarse_failures(
@@ -26,10 +27,6 @@ def doubt_coarse_failures(
     claim: np.ndarray,
     verdicts: np.ndarray,
     reasons: np.ndarray,
-    fail: int,
-    rule: int,
-    undecided: int,
-    inaccurate: int,
 ) -> int:
     """A wrong rule found only at steps above 1 (relative steps, |x_j| > 1024) is
     confirmed at absolute steps from 2^-10 down: f may vary on a scale finer than every
@@ -38,7 +35,7 @@ def doubt_coarse_failures(
     estimate (f's rounding swamps them), the element is undecided, never passed: so is a
     wrong claim there (sum(x**2) at 1e12 claimed 3x: f rounds to 1.7e8, and steps below 1
     cannot say what f does at them). Returns the evaluations taken."""
-    failed = (verdicts == fail) & (reasons == rule)
+    failed = (verdicts == FAIL) & (reasons == RULE)
     # (steps above 1 in absolute terms, at |x_j| > 1024)
     coarse = (numeric.step > 1.0) & (np.abs(var.base.reshape(-1)) > 1)
     columns = np.nonzero(failed.any(axis=0) & coarse)[0]
@@ -62,6 +59,6 @@ def doubt_coarse_failures(
         confirmed &= np.abs(fine.estimate - coarse_estimate) <= allowed
     doubt = failed[:, columns] & ~confirmed
     part_v, part_r = verdicts[:, columns], reasons[:, columns]
-    part_v[doubt], part_r[doubt] = undecided, inaccurate
+    part_v[doubt], part_r[doubt] = UNDECIDED, INACCURATE
     verdicts[:, columns], reasons[:, columns] = part_v, part_r
     return fine.evaluations

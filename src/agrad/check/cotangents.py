@@ -13,7 +13,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from .verdict import COTANGENT, FAIL, REENTRANT
+from .verdict import COTANGENT, FAIL, REENTRANT, rounding_size
 
 
 def cotangent_test(
@@ -56,7 +56,7 @@ def cotangent_test(
         eps = np.finfo(np.dtype(dtype)).eps
         allowed = np.sqrt(eps) * (scale + 1e-6 * scale.max())
         if size is not None:  # (softmax at [30, 0, 1]: s·(w - s·w) cancels to ulps of s)
-            allowed = allowed + 4 * eps * float(np.abs(u) @ np.nan_to_num(size, posinf=0.0))
+            allowed = allowed + 4 * eps * float(np.abs(u) @ rounding_size(size))
         bad = ~(np.abs(got - want) <= allowed) & finite.all(axis=0)
     if not bad.any():
         return bad, None
