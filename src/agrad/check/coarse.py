@@ -38,6 +38,11 @@ def doubt_coarse_failures(
     failed = (verdicts == FAIL) & (reasons == RULE)
     # (steps above 1 in absolute terms, at |x_j| > 1024)
     coarse = (numeric.step > 1.0) & (np.abs(var.base.reshape(-1)) > 1)
+    # (a failure at a step no coarser than the finest f's rounding allows, for the accuracy
+    # needed, is as fine as any difference can look: 1e3·x + 1e3·sin(x/1e3) at 1e12 claimed
+    # 1e3 fails at steps of 58, and steps of 2^-10 see only rounding there)
+    moved = np.abs(numeric.estimate) * np.abs(var.base.reshape(-1))
+    coarse &= numeric.step > S.tolerable_step(S._per_element(f0, moved.shape[1]), accuracy, moved)
     columns = np.nonzero(failed.any(axis=0) & coarse)[0]
     if not columns.size:
         return 0

@@ -104,6 +104,26 @@ class Numeric:
         )
 
 
+def difference_rounding(f0: np.ndarray, moved: np.ndarray, spread=0.0) -> np.ndarray:
+    """What rounding may put between f's values on either side of x (see `tolerable_step`):
+    a central difference at step h is off by up to this over 2h."""
+    return 4 * EPS * (np.abs(f0) + np.abs(moved)) + 2 * spread
+
+
+def tolerable_step(f0: np.ndarray, target: np.ndarray, moved: np.ndarray, spread=0.0) -> np.ndarray:
+    """Per element (columns of (m, E) ``f0`` and ``target``), the finest step at which a
+    central difference's rounding allowance (8x its rounding, see the ladder's
+    `quotient`) stays within the accuracy ``target`` for every output; inf where a target
+    is 0. f rounds as |f| does and as its arguments do: ``moved`` (m, E), |x_j| times the
+    derivative, is what rounding x_j (and 3·x_j, ...) by a few ulps moves f by, over eps
+    (cos(3x) at 5e7 rounds 3x by 1e-8: differences at steps of 1e-6 are off by 1e-2).
+    Finer steps exist, but no difference there decides to that accuracy."""
+    rounding = difference_rounding(f0, moved, spread)
+    with np.errstate(all="ignore"):
+        step = np.where(target > 0, 4 * rounding / target, np.inf)
+    return np.nan_to_num(step, nan=np.inf).max(axis=0, initial=0.0)
+
+
 def _magnitude(values: np.ndarray) -> np.ndarray:
     finite = np.where(np.isfinite(values), np.abs(values), 0.0)
     return finite.max(axis=1, initial=0.0)
@@ -128,3 +148,17 @@ def element_scale(x: np.ndarray) -> np.ndarray:
     """Each coordinate's scale for its steps: |x_j|, and at least 1 (steps are absolute
     for small inputs, relative for large ones)."""
     return np.maximum(1.0, np.abs(np.asarray(x, dtype=np.float64).reshape(-1)))
+
+
+def central(along, elements, h, actual, spread=0.0):
+    """The central difference along ``elements`` at steps ``h``, and its rounding."""
+    hp, hm = (h, h) if actual is None else actual(elements, h)
+    with np.errstate(all="ignore"):
+        return quotient(along(elements, hp), along(elements, -hm), hp, hm, spread)
+
+
+def quotient(up, down, hp, hm, spread=0.0):
+    """The central quotient of ``up`` and ``down`` and its rounding: its two values, each
+    rounded to half an ulp, with a factor 2 to spare (and off by f's measured ``spread``)."""
+    rounding = 2 * EPS * (np.abs(up) + np.abs(down)) + 2 * spread
+    return (up - down) / (hp + hm), rounding / (hp + hm)

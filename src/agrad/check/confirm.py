@@ -1,0 +1,53 @@
+"""Confirming a settled estimate at finer steps: steps relative to |x_j| (above 1) assume
+f varies on the scale of x_j, and where it varies on a finer one they agree with each other
+on the derivative of f smoothed out (see the ladder and `tests/test_check_substep.py`)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .steps import PROBE, SMALLEST, START, central, difference_rounding, tolerable_step
+
+
+def confirm_settled(state, along, elements, active, h, first_step, done, settled, actual) -> int:
+    """Confirm at finer steps the smooth estimates ``settled`` on this level at steps
+    coarser than the first absolute one (relative steps, |x| > 1, assume f varies on the
+    scale of x); un-settle (in ``done``) those it refutes. Returns the evaluations it took.
+
+    The first look is at the finest step f's rounding tolerates for the accuracy needed,
+    within [last step, h / PROBE] (a fixed h / PROBE left a blind window: at 1e12,
+    1e3·x + 1e3·sin(x / 1e3) looks like 1e3·x to steps of 1e8 and to their 64th alike);
+    a second, FINER times finer, sees a feature narrower than that of a slope well beyond
+    the tolerance (its rounding allowance is larger, as it should be)."""
+    coarse = (h > START) & (h / PROBE >= first_step[active] * (SMALLEST / START))
+    probe = settled & coarse
+    if not probe.any():
+        return 0
+    cols = np.nonzero(probe)[0]
+    where = active[cols]
+    spread = state.spread if np.isscalar(state.spread) else state.spread[:, where]
+    finest = first_step[where] * (SMALLEST / START)
+    moved = np.abs(state.best[:, where]) * (first_step[where] / START)  # (|x_j| > 1 here)
+    rounding = difference_rounding(state.f0[:, where], moved, spread)
+    budget = tolerable_step(state.f0[:, where], state.target[:, where], moved, spread)
+    step = np.minimum(h[cols] / PROBE, np.maximum(budget, finest))
+    refuted = np.zeros(cols.size, dtype=bool)
+    evaluations = 0
+    for look in (step, step / FINER):
+        sub = np.nonzero(~refuted & (look >= finest))[0]
+        if not sub.size:
+            break
+        finer, noise = central(along, elements[where[sub]], look[sub], actual,
+                                spread if np.isscalar(spread) else spread[:, sub])  # fmt: skip
+        noise = np.maximum(noise, rounding[:, sub] / (2 * look[sub]))
+        refuted[sub] = state.disagrees(active, cols[sub], finer, noise)
+        evaluations += 2 * sub.size
+    gone = cols[refuted]
+    if gone.size:
+        state.refute(active, gone)
+        done[gone] = False
+        state.keep(done)
+    return evaluations
+
+
+FINER = 32.0
