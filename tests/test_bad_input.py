@@ -62,6 +62,10 @@ CASES = [
     ("index out of range", ["eval", "x[5]", *X3], ["index 5", "size 3"]),
     ("fractional index", ["eval", "x[0.5]", *X3], ["whole number", "0.5"]),
     ("too many indices", ["eval", "x[0, 0]", *X3], ["too many indices"]),
+    # PyTorch's torch.max(a, b) is elementwise; the language's max takes an axis there
+    ("max of two tensors", ["eval", "max(x, 0.5*x)", *X3], ["axis", "shape (3,)", "maximum(a, b)"]),
+    ("min of two tensors", ["eval", "min(x, x/3)", *X3], ["axis", "minimum(a, b)"]),
+    ("fractional axis list", ["eval", "sum(x, axis=[0.5])", *X3], ["axis", "whole number"]),
     ("zero slice step", ["eval", "x[0:2:0]", *X3], ["step"]),
     # gradients of a non-scalar output
     (

@@ -103,7 +103,16 @@ def as_ints(value: Any, fn: str, param: str) -> tuple[int, ...] | int:
     v = to_tensor(value)
     if v.ndim == 0:
         return as_int(v, fn, param)
-    return tuple(as_int(x, fn, param) for x in v._array.reshape(-1))
+    flat = v._array.reshape(-1)
+    if v.ndim > 1 or not all(float(x).is_integer() for x in flat):
+        # (a tensor where axes go: max(a, b) meant as PyTorch's elementwise torch.max(a, b))
+        hint = {"max": "; for the elementwise maximum of two tensors use maximum(a, b)",
+                "min": "; for the elementwise minimum of two tensors use minimum(a, b)"}
+        raise AgradValueError(
+            f"{fn}: {param} must be a whole number or a list of them, got a tensor of shape "
+            f"{tuple(v.shape)}{hint.get(fn, '')}"
+        )  # fmt: skip
+    return tuple(as_int(x, fn, param) for x in flat)
 
 
 def as_float(value: Any, fn: str, param: str) -> float:
