@@ -106,8 +106,10 @@ def as_ints(value: Any, fn: str, param: str) -> tuple[int, ...] | int:
     flat = v._array.reshape(-1)
     if v.ndim > 1 or not all(float(x).is_integer() for x in flat):
         # (a tensor where axes go: max(a, b) meant as PyTorch's elementwise torch.max(a, b))
-        hint = {"max": "; for the elementwise maximum of two tensors use maximum(a, b)",
-                "min": "; for the elementwise minimum of two tensors use minimum(a, b)"}
+        hint = {
+            "max": "; for the elementwise maximum of two tensors use maximum(a, b)",
+            "min": "; for the elementwise minimum of two tensors use minimum(a, b)",
+        }
         raise AgradValueError(
             f"{fn}: {param} must be a whole number or a list of them, got a tensor of shape "
             f"{tuple(v.shape)}{hint.get(fn, '')}"
