@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .. import records
 from ..engine.autograd import grad as autograd_grad
 from ..engine.functional import batched_jacobian
 from ..engine.replay import Tape
@@ -78,7 +77,7 @@ class ProgramTarget:
         rather than given."""
         if not self.session.program.bindable(name):
             return None
-        wide = records.replace(self.session, dtype=np.dtype(np.float64))
+        wide = self.session.widened()
         prepared = wide.prepare([name])
         shape = self.tensors[name].shape
         slots = fixed_slots(self.session.program)
@@ -108,7 +107,7 @@ class ProgramTarget:
 
     def _jacobians(self, wide: bool) -> dict[str, np.ndarray | None]:
         if wide and self.dtype != "float64":
-            session = records.replace(self.session, dtype=np.dtype(np.float64))
+            session = self.session.widened()
             run = session.run()
             out, tensors = run.output, session.targets(run)
         else:

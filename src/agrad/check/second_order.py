@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .. import records
 from ..engine.autograd import grad as autograd_grad
 from ..errors import AgradValueError
 from .checker import check_target
@@ -44,7 +43,7 @@ class HessianTarget:
                     "checked with respect to inputs"
                 )
         self.dtype = np.dtype(session.dtype).name
-        self.wide = records.replace(session, dtype=np.dtype(np.float64))
+        self.wide = session.widened()
         self._blocks: dict[bool, dict] = {}
 
     def output_shape(self, name: str) -> tuple[int, ...]:

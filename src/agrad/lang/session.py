@@ -12,7 +12,7 @@ from ..engine.autograd import grad as autograd_grad
 from ..engine.functional import batched_jacobian
 from ..engine.tensor import Tensor, wrap
 from ..errors import AgradLimitError, AgradNameError, AgradValueError
-from ..records import field, record
+from ..records import field, record, replace
 from .gcpause import paused_gc
 from .program import MAX_ELEMENTS, Prepared, Program, Run
 from .values import parse_value, split_assignment
@@ -81,6 +81,21 @@ class Session:
         return self.program.run(
             values, self.wrt, dtype=self.dtype, seed=self.seed, max_elements=self.max_elements
         )
+
+    def widened(self) -> Session:
+        """This session in float64, its --set values rounded to its own dtype first: the
+        function a float32 run computes, in float64 arithmetic (what the checker's replay
+        of the recorded float32 graph computes; re-parsing 0.1 in float64 would differ
+        from it by 1e-8 of f, and finite differences mixing the two saw noise)."""
+        narrow = np.dtype(self.dtype)
+        bindings = {
+            name: value.astype(narrow).astype(np.float64)
+            if isinstance(value, np.ndarray) and value.dtype.kind == "f"
+            and value.dtype.itemsize > narrow.itemsize
+            else value
+            for name, value in self.bindings.items()
+        }  # fmt: skip
+        return replace(self, bindings=bindings, dtype=np.dtype(np.float64))
 
     def prepare(self, varying: list[str]) -> Prepared:
         """The program ready to run many times with new values of the ``varying`` names
