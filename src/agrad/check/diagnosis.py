@@ -28,6 +28,7 @@ from .verdict import (
     NONFINITE,
     PRECISION,
     REENTRANT,
+    ROUNDED,
     RULE,
     STEP,
     STRICT_KINK,
@@ -199,6 +200,9 @@ def _undecided(report, var, f0, options, i, j, where, count, a, n, reason) -> Di
         NOISE: "rounding noise swamps every step: no finite difference is reliable",
         KINK_CLOSE: "a kink lies closer to the point than the smallest usable step: the "
         f"one-sided quotients still differ at h = {report.step[j]:.3g}",
+        ROUNDED: "the gradient is off the exact derivative (complex step) by no more than "
+        "the rounding a float64 backward at the size of f may leave (64 ulps of the largest "
+        "|f|, which the chain rule's factors amplify): neither right nor wrong can be told",
         INACCURATE: f"the finite differences are not accurate enough: their error "
         f"estimate {report.error[i, j]:.3g} exceeds the tolerance {report.tolerance[i, j]:.3g}",
     }
@@ -250,6 +254,6 @@ _BUILDERS = {
     JUMP: _jump,
     **{
         code: (lambda *args, code=code: _undecided(*args, code))
-        for code in (NONFINITE, NOISE, KINK_CLOSE, INACCURATE)
+        for code in (NONFINITE, NOISE, KINK_CLOSE, INACCURATE, ROUNDED)
     },
 }

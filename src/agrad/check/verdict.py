@@ -26,6 +26,7 @@ RULE, STEP, PRECISION, STRICT_KINK, SUBGRADIENT, CLAIM_NONFINITE = 1, 2, 3, 4, 5
 NONFINITE, NOISE, KINK_CLOSE, INACCURATE, JUMP = 7, 8, 9, 10, 11
 COTANGENT = 12  # the backward is not linear in grad_output (see `cotangents`)
 REENTRANT = 13  # the same backward twice gave different numbers
+ROUNDED = 14  # within what a float64 backward's rounding at f's size may leave (see flat)
 REASONS = {
     0: "",
     RULE: "rule",
@@ -41,6 +42,7 @@ REASONS = {
     JUMP: "the function jumps",
     COTANGENT: "backward not linear in grad_output",
     REENTRANT: "backward not reentrant",
+    ROUNDED: "within the backward's rounding",
 }
 _NUMERIC_REASON = {S.NONFINITE: NONFINITE, S.NOISE: NOISE, S.KINK_CLOSE: KINK_CLOSE}
 
@@ -92,6 +94,12 @@ ZERO = 1e-10
 # flat f bounds the true derivative by rounding over the step, which shrinks as |x| grows:
 # an allowance growing with |x| passed a sign-flipped 1e-8 beside x = 1e12, QA).
 FLAT = 64 * S.EPS
+# Where the complex step gives the exact derivative, a claim off by more than FLOOR_EXACT
+# but within this many ulps of the largest |f| may be the backward's own rounding, which
+# the chain rule amplifies by the values it multiplies by (softmax(x @ W) with x ≈ -19:
+# s·(1 - s) at s ≈ 1 - 5e-13 rounds to an ulp of 1, times 19, 7 ulps in all; PyTorch's
+# backward gives the same bits): undecided, never failed as a wrong rule nor passed.
+ROUNDED_ULPS = 64
 SURE = 4.0  # a claim this many error estimates (beyond the tolerance) off is wrong
 
 
