@@ -15,13 +15,14 @@ def jumps(state, last: np.ndarray) -> np.ndarray:
     gaps, steps, noise = (np.stack(x) for x in (state.gaps, state.steps, state.gap_noise))
     plus, minus = np.stack(state.plus), np.stack(state.minus)
     steady = np.ones(state.best.shape, dtype=bool)
-    sizes, sides, ups, downs = [], [], [], []
+    sizes, sides, ups, downs, steps_at = [], [], [], [], []
     for j in range(3):
         at = np.maximum(last - j, 0)[None]
         gap = np.take_along_axis(gaps, at, axis=0)[0]
         h = np.take_along_axis(steps, at, axis=0)[0]
         steady &= (last - j >= 0) & (gap > 64 * np.take_along_axis(noise, at, axis=0)[0])
         sizes.append(gap * h)
+        steps_at.append(h)
         # f's moves on either side: a jump moves one side by its size and the other
         # hardly; rounding of terms larger than f (cosh(x)² - sinh(x)² at 5 moves by
         # ulps of 5500) moves both alike (a right gradient failed as a jump, QA round 10)
@@ -32,6 +33,16 @@ def jumps(state, last: np.ndarray) -> np.ndarray:
         lopsided = np.maximum(np.abs(up), np.abs(down)) >= 4 * np.minimum(np.abs(up), np.abs(down))
         sides.append(np.where(lopsided, np.where(np.abs(up) >= np.abs(down), 1, -1), 0))
     one_side = (sides[0] != 0) & (sides[0] == sides[1]) & (sides[1] == sides[2])
+    # Or one side's quotient changing from level to level (as J/h) while the other's
+    # holds: x + 1e-9·(x > -3) at -3 moves both sides by h, one of them by 1e-9 more.
+    changes = []
+    for j in range(2):
+        grew_up = np.abs(ups[j] - ups[j + 1] * steps_at[j] / steps_at[j + 1])
+        grew_down = np.abs(downs[j] - downs[j + 1] * steps_at[j] / steps_at[j + 1])
+        with np.errstate(all="ignore"):
+            up_only, down_only = grew_up >= 16 * grew_down, grew_down >= 16 * grew_up
+        changes.append(np.where(up_only, 1, np.where(down_only, -1, 0)))
+    one_side |= (changes[0] != 0) & (changes[0] == changes[1])
     with np.errstate(all="ignore"):
         for a, b in ((sizes[0], sizes[1]), (sizes[1], sizes[2])):
             steady &= (a / b > 0.7) & (a / b < 1.4)

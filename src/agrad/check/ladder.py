@@ -341,8 +341,11 @@ class _LadderState:
         noisy = ~nonfinite & ~is_kink & ~near & ~np.isfinite(self.best_err)
         kind[noisy] = UNDECIDED
         reason[noisy] = NOISE
-        jump = noisy & jumps(self, last)
-        reason[jump] = JUMP
+        # (also where rounding's rise kept an earlier estimate: a jump's gap rises as 1/h
+        # too, and x + 1e-9·(x > -3) at -3 passed on the estimate before it)
+        rose = ~nonfinite & ~is_kink & ~near & (shape == SHAPE_NOISE)
+        jump = (noisy | rose) & jumps(self, last)
+        kind[jump], reason[jump] = UNDECIDED, JUMP
         if jump.any():  # the finest one-sided quotients, and the step they were taken at
             for series, side in ((self.plus, out.right), (self.minus, out.left)):
                 finest = np.take_along_axis(np.stack(series), last[None], axis=0)[0]
