@@ -31,6 +31,7 @@ AGREE = 4.0  # how much larger the wide spacing's σ may be (quantization's esti
 SMALL = 16.0  # noise at most 1/SMALL of f's range over the stencil
 CROWDED = 2.9  # the spacing's factor where noise crowds the moves
 ABOVE_MODEL = 16.0  # noise below this many times eps·|f| is the model's own
+FLOOR_MODEL = 2.0  # ... but above this many, along a random direction, it is every element's
 ORDERS = range(1, 7)
 _GAMMA = np.array([factorial(k) ** 2 / factorial(2 * k) for k in ORDERS])
 
@@ -48,8 +49,19 @@ def element_noise(
     direction /= np.max(np.abs(direction), initial=1e-300)
     along = var.along_directions(direction[None])
     sigma, size, taken = _measure(along, f0, np.zeros(1, dtype=np.intp), np.ones(1))
+    # Noise a few ulps above the model's half ulp per value (sum(sin(x)·x²) over 1,000
+    # inputs: pairwise summation rounds to 7 ulps of f) is f's own, along every element:
+    # it is every element's floor (below ABOVE_MODEL). Unknown to the ladder, its rise as
+    # 1/h at fine steps looked like the end of a smooth regime, the good estimates before
+    # it were dropped, and a right gradient was undecided.
+    with np.errstate(invalid="ignore"):
+        floor = np.where(np.isfinite(sigma) & (sigma > FLOOR_MODEL * EPS * size), sigma, 0.0)
     if not _exceeds(sigma, size).any():
-        return None, taken
+        if not floor.any():
+            return None, taken
+        return np.repeat(floor, n, axis=1), taken
+    # (more than that: each element measured on its own, which decides; a floor from the
+    # random direction would override them: sin at 1e11 varies finer than its spacing)
     sigma, size, more = _measure(var.along_coordinates(), f0, rest, scale[rest])
     noise = np.zeros((f0.size, n))
     noise[:, rest] = np.where(_exceeds(sigma, size), sigma, 0.0)
