@@ -27,6 +27,7 @@ GROWTH = 16.0  # the spacing's factor between rounds where too few values differ
 REDRAW = 1.37  # ... and where they moved by exactly equal amounts (a coincidence, retried)
 ROUNDS = 5
 WIDER = 16.0  # the second spacing, times the first
+NARROWER = 2.0**12  # the third spacing is the first over this
 AGREE = 4.0  # how much larger the wide spacing's σ may be (quantization's estimates wobble)
 SMALL = 16.0  # noise at most 1/SMALL of f's range over the stencil
 CROWDED = 2.9  # the spacing's factor where noise crowds the moves
@@ -83,21 +84,29 @@ def _measure(along, f0, elements, scale) -> tuple[np.ndarray, np.ndarray, int]:
     size = np.zeros((m, e))
     spacing = FIRST * scale
     open_ = np.arange(e)
-    offsets = np.concatenate([OFFSETS, WIDER * OFFSETS])
+    offsets = np.concatenate([OFFSETS, WIDER * OFFSETS, OFFSETS / NARROWER])
     for _ in range(ROUNDS):
         cols = np.repeat(elements[open_], offsets.size)
         with np.errstate(all="ignore"):
             moved = along(cols, (spacing[open_, None] * offsets).reshape(-1))
-        moved = moved.reshape(m, open_.size, 2, OFFSETS.size)
+        moved = moved.reshape(m, open_.size, 3, OFFSETS.size)
         taken += cols.size
-        center = np.broadcast_to(f0[:, None, None, None], (m, open_.size, 2, 1))
-        values = np.concatenate([moved[..., :4], center, moved[..., 4:]], axis=-1)
-        estimate, still, exact = _ecnoise(values)
-        still, exact = still[..., 0], exact[..., 0]
+        center = np.broadcast_to(f0[:, None, None, None], (m, open_.size, 3, 1))
+        every = np.concatenate([moved[..., :4], center, moved[..., 4:]], axis=-1)
+        estimate, still_all, exact = _ecnoise(every)
+        values = every[..., :2, :]
+        still, exact = still_all[..., 0], exact[..., 0]
         narrow, wide = estimate[..., 0], estimate[..., 1]
         with np.errstate(invalid="ignore"):
             grows = wide > AGREE * narrow  # (nan: the wide stencil sees f's curvature)
-        found = np.where(grows, np.nan, narrow)
+            # Rounding noise is the same at any spacing; a feature finer than the
+            # stencil (1e-7·sin(1e7·x) at 1234.5, spacing 8.5e-4) looks like noise there
+            # and smooth at a far finer one: above the model, such noise must show there
+            # too, or f's values there must be too few to tell (a quantized f).
+            finer = estimate[..., 2]
+            above = _exceeds(narrow, np.broadcast_to(np.abs(f0)[:, None], narrow.shape))
+            faded = above & ~still_all[..., 2] & ~(finer * AGREE >= narrow)
+        found = np.where(grows | faded, np.nan, narrow)
         # Noise is small beside f's moves across the stencil; a jump or a pole inside it is
         # not (its σ is a quarter of its size or more): neither is noise to allow for.
         with np.errstate(invalid="ignore"):

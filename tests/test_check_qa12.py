@@ -1,0 +1,72 @@
+"""QA round 12: features finer than the noise probe's stencil were taken for noise.
+
+The noise probe (`check/noise.py`, Moré and Wild's ECnoise) samples f at nine points
+0.72·2^-20·max(1, |x|) apart. x + 1e-7·sin(1e7·x) at 1234.5 oscillates 1,300 times
+between two of them: its values look random, σ = 7e-8 (2.6e5 ulps of f) was accepted as
+f's noise, the ladder's rounding widened to it, and the claim 1 (the truth is 0.018)
+passed while the right claim failed; tanh((x - 1000)/1e-3) at 1000 and a layer norm of
+2000 ± 1e-3 failed right gradients the same way. Rounding noise is the same at any spacing:
+noise above the model must now also show at a spacing 4,096 times finer (or f's values
+there must be too few to tell, as a quantized f's are).
+
+Oracle: algebra.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from agrad.check import check_numpy
+
+OSCILLATIONS = [(1e-7, 1e7), (1e-6, 3e6), (1e-8, 5e7)]  # (a, k): a·sin(k·x), slope a·k ~ 1
+POINTS = [0.3, 150.0, 1234.5, 4096.7]
+CASES = [pytest.param(a, k, x, id=f"a={a:g},k={k:g},x={x:g}")
+         for a, k in OSCILLATIONS for x in POINTS]  # fmt: skip
+
+
+def _verdict(f, grad, x) -> str:
+    return check_numpy(f, grad, {"x": np.array([x])}).variables["x"].verdict
+
+
+@pytest.mark.parametrize(("a", "k", "x"), CASES)
+def test_forgetting_a_fine_oscillation_never_passes(a, k, x):
+    truth = 1 + a * k * np.cos(k * x)
+    if abs(truth - 1) < 1e-2:
+        pytest.skip("the oscillation's slope is within 1e-2 here")
+    verdict = _verdict(lambda x: x + a * np.sin(k * x), lambda x: np.ones_like(x), x)
+    assert verdict != "pass"
+
+
+@pytest.mark.parametrize(("a", "k", "x"), CASES)
+def test_the_right_gradient_of_a_fine_oscillation_never_fails(a, k, x):
+    verdict = _verdict(lambda x: x + a * np.sin(k * x), lambda x: 1 + a * k * np.cos(k * x), x)
+    assert verdict in ("pass", "undecided")
+
+
+@pytest.mark.parametrize("width", [1e-3, 1e-4])
+@pytest.mark.parametrize("center", [1000.0, 2.5e4])
+def test_a_steep_tanh_at_its_centre_passes(width, center):
+    verdict = _verdict(
+        lambda x: np.sum(np.tanh((x - center) / width)),
+        lambda x: (1 - np.tanh((x - center) / width) ** 2) / width,
+        center,
+    )
+    assert verdict == "pass"
+
+
+def test_a_layer_norm_of_large_close_values_passes():
+    x = 2000 + 1e-3 * np.random.default_rng(3).standard_normal(6)
+    v = np.random.default_rng(4).standard_normal(6)
+
+    def norm(x):
+        c = x - x.mean()
+        return np.sum(c / np.sqrt((c**2).mean() + 1e-5) * v)
+
+    def grad(x):
+        c = x - x.mean()
+        s = np.sqrt((c**2).mean() + 1e-5)
+        g = v / s
+        return g - g.mean() - c * (np.sum(g * c) / (x.size * s * s))
+
+    assert check_numpy(norm, grad, {"x": x}).ok
