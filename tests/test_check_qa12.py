@@ -70,3 +70,18 @@ def test_a_layer_norm_of_large_close_values_passes():
         return g - g.mean() - c * (np.sum(g * c) / (x.size * s * s))
 
     assert check_numpy(norm, grad, {"x": x}).ok
+
+
+def test_where_f_does_not_move_only_a_claim_of_rounding_size_passes():
+    # sum(x**2) at [1e6, 1e-3]: x[1] moves f by 2e-6 at the first step, below its ulp
+    # (1.2e-4), so every difference along it is 0; the claim 1.0 (truth 0.002) passed as
+    # "below what f's differences show". Within 1e-8 of the row (0.02) a claim still
+    # passes there; beyond, it is undecided.
+    def verdicts(claim_1):
+        report = check_numpy(
+            lambda x: np.sum(x**2), lambda x: np.array([2e6, claim_1]), {"x": np.array([1e6, 1e-3])}
+        )
+        return [e.verdict for e in report.variables["x"].elements()]
+
+    assert "pass" not in verdicts(1.0)[1:]
+    assert verdicts(0.002) == ["pass", "pass"]
