@@ -19,7 +19,9 @@ def confirm_settled(state, along, elements, active, h, first_step, done, settled
     1e3·x + 1e3·sin(x / 1e3) looks like 1e3·x to steps of 1e8 and to their 64th alike);
     a second, FINER times finer, sees a feature narrower than that of a slope well beyond
     the tolerance (its rounding allowance is larger, as it should be)."""
-    coarse = (h > START) & (h / PROBE >= first_step[active] * (SMALLEST / START))
+    # (every element on relative steps, |x| > 1: below 2^-10 too, where at 7289 the ladder
+    # settled on one wavelength of x + 6.8e-7·sin(x/6.8e-5) and failed its right gradient)
+    coarse = (first_step[active] > START) & (h / PROBE >= first_step[active] * (SMALLEST / START))
     probe = settled & coarse
     if not probe.any():
         return 0
