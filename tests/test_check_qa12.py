@@ -104,3 +104,15 @@ def test_an_oscillation_at_the_scale_of_fine_relative_steps_fails_no_right_gradi
         x,
     )
     assert verdict in ("pass", "undecided")
+
+
+@pytest.mark.parametrize("x", [80614886740541.16, 9.655e14])
+def test_a_time_stamp_times_its_daily_cycle_fails_no_right_gradient(x):
+    # x·sin(2πx/86400) at 8e13: 2πx/86400 rounds by 1e-6, f by 4e7, a difference at the
+    # failing step of 73 by 2e6; the right gradient, 3.6e5 from that estimate, failed
+    # as a wrong rule since the coarse-failure doubt skipped steps that fine (QA round 12)
+    w = 2 * np.pi / 86400
+    verdict = _verdict(
+        lambda x: x * np.sin(w * x), lambda x: np.sin(w * x) + x * w * np.cos(w * x), x
+    )
+    assert verdict in ("pass", "undecided")

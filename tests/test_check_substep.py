@@ -86,5 +86,7 @@ def test_an_estimate_kept_through_rounding_is_confirmed_too():
     # within 64x rounding at steps of 1e8, so it stopped there as "rounding" and kept the
     # estimate before, unconfirmed: the claim 1e3 (the truth is 999.12) passed.
     x = 2646489922081.4683
-    assert _verdict(x, 100.0, 100.0, lambda x: np.full_like(x, SLOPE)) == "fail"
+    # (fail, or undecided where the failing step's own rounding, eps·(|f| + |x·∂f|) over
+    # it, is within a quarter of the claim's distance: 47 ulps is near the floor)
+    assert _verdict(x, 100.0, 100.0, lambda x: np.full_like(x, SLOPE)) != "pass"
     assert _verdict(x, 100.0, 100.0, lambda x: _gradient(x, 100.0, 100.0)) != "fail"

@@ -16,7 +16,7 @@ import numpy as np
 
 from . import steps as S
 from .ladder import ladder
-from .verdict import FAIL, INACCURATE, RULE, UNDECIDED
+from .verdict import FAIL, INACCURATE, RULE, SURE, UNDECIDED
 
 
 def doubt_coarse_failures(
@@ -38,11 +38,19 @@ def doubt_coarse_failures(
     failed = (verdicts == FAIL) & (reasons == RULE)
     # (steps above 1 in absolute terms, at |x_j| > 1024)
     coarse = (numeric.step > 1.0) & (np.abs(var.base.reshape(-1)) > 1)
-    # (a failure at a step no coarser than the finest f's rounding allows, for the accuracy
-    # needed, is as fine as any difference can look: 1e3·x + 1e3·sin(x/1e3) at 1e12 claimed
-    # 1e3 fails at steps of 58, and steps of 2^-10 see only rounding there)
+    # A failure at a step no coarser than the finest f's rounding allows for the accuracy
+    # needed, and decisive beyond that step's own rounding (eps·(|f| + |x·∂f|) over it),
+    # is as fine as any difference can look: 1e3·x + 1e3·sin(x/1e3) at 1e12 claimed 1e3
+    # fails at steps of 58, and steps of 2^-10 see only rounding there. (Not decisive:
+    # x·sin(2πx/86400) at 8e13 rounds 2πx/86400 by 1e-6, 2e6 over steps of 73, and its
+    # right gradient, 3.6e5 from the estimate there, failed.)
     moved = np.abs(numeric.estimate) * np.abs(var.base.reshape(-1))
-    coarse &= numeric.step > S.tolerable_step(S._per_element(f0, moved.shape[1]), accuracy, moved)
+    rows = S._per_element(f0, moved.shape[1])
+    fine = numeric.step <= S.tolerable_step(rows, accuracy, moved)
+    with np.errstate(all="ignore"):
+        rounding = S.difference_rounding(rows, moved) / (2 * numeric.step)
+        decisive = np.abs(claim - numeric.estimate) > SURE * (accuracy + rounding)
+    coarse &= ~(fine & (decisive | ~failed).all(axis=0))
     columns = np.nonzero(failed.any(axis=0) & coarse)[0]
     if not columns.size:
         return 0
