@@ -116,3 +116,23 @@ def test_a_time_stamp_times_its_daily_cycle_fails_no_right_gradient(x):
         lambda x: x * np.sin(w * x), lambda x: np.sin(w * x) + x * w * np.cos(w * x), x
     )
     assert verdict in ("pass", "undecided")
+
+
+BUMPS = [(x0, width) for x0 in (8.3e11, 3.1e9, 5.2e6) for width in (0.5, 2.0)]
+
+
+@pytest.mark.parametrize(("x0", "width"), BUMPS)
+def test_a_narrow_bump_beside_the_point_never_lets_a_wrong_claim_pass(x0, width):
+    # 1e-3·x + 1e-2·exp(-((x - c)/0.5)²), c 1.25 from the point at 8.3e11: the confirming
+    # steps of 590 and 18 jumped over the bump and the claim 1e-3 (truth 8.07e-4) passed;
+    # a third look, 1,024 times finer than the first, sees it (QA round 12)
+    c = x0 - 2.5 * width
+
+    def f(x):
+        return 1e-3 * x + 1e-2 * np.exp(-(((x - c) / width) ** 2))
+
+    def right(x):
+        return 1e-3 - 2e-2 * (x - c) / width**2 * np.exp(-(((x - c) / width) ** 2))
+
+    assert _verdict(f, lambda x: np.full_like(x, 1e-3), x0) != "pass"
+    assert _verdict(f, right, x0) in ("pass", "undecided")
