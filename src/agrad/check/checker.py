@@ -23,7 +23,7 @@ from .coarse import doubt_coarse_failures
 from .complex_step import complex_step
 from .cotangents import cotangent_test, mark, nondet_tol
 from .diagnosis import diagnose
-from .flat import pass_flat
+from .flat import doubt_rounded, pass_flat
 from .ladder import ladder
 from .noise import element_noise
 from .numeric import default_eps, differences
@@ -188,6 +188,7 @@ def _compare(target, name, var, options, rng, claim) -> VariableReport:
     )
     if exact is not None and exact.any():
         evaluations += pass_flat(var, f0, claim, compared, exact, tau, verdicts, reasons)
+        doubt_rounded(f0, claim, compared, exact, verdicts, reasons)
     if estimate is None:
         evaluations += doubt_coarse_failures(var, f0, numeric, tau, claim, verdicts, reasons)
     if estimate is not None:  # a forced step that fails where the adaptive one passes

@@ -38,6 +38,8 @@ def doubt_coarse_failures(
     failed = (verdicts == FAIL) & (reasons == RULE)
     # (steps above 1 in absolute terms, at |x_j| > 1024)
     coarse = (numeric.step > 1.0) & (np.abs(var.base.reshape(-1)) > 1)
+    if not (failed.any(axis=0) & coarse).any():  # (every passing check: nothing to doubt)
+        return 0
     # A failure at a step no coarser than the finest f's rounding allows for the accuracy
     # needed, and decisive beyond that step's own rounding (eps·(|f| + |x·∂f|) over it),
     # is as fine as any difference can look: 1e3·x + 1e3·sin(x/1e3) at 1e12 claimed 1e3
@@ -46,11 +48,11 @@ def doubt_coarse_failures(
     # right gradient, 3.6e5 from the estimate there, failed.)
     moved = np.abs(numeric.estimate) * np.abs(var.base.reshape(-1))
     rows = S._per_element(f0, moved.shape[1])
-    fine = numeric.step <= S.tolerable_step(rows, accuracy, moved)
+    tolerable = numeric.step <= S.tolerable_step(rows, accuracy, moved)
     with np.errstate(all="ignore"):
         rounding = S.difference_rounding(rows, moved) / (2 * numeric.step)
         decisive = np.abs(claim - numeric.estimate) > SURE * (accuracy + rounding)
-    coarse &= ~(fine & (decisive | ~failed).all(axis=0))
+    coarse &= ~(tolerable & (decisive | ~failed).all(axis=0))
     columns = np.nonzero(failed.any(axis=0) & coarse)[0]
     if not columns.size:
         return 0

@@ -25,11 +25,11 @@ def confirm_settled(state, along, elements, active, h, first_step, done, settled
     # of x + 6.8e-7·sin(x/6.8e-5) and failed its right gradient. Below 1024, steps under
     # 2^-10 are treated as at |x| <= 1, unconfirmed: confirming them cost 36% more
     # evaluations for standard-normal inputs, a third of which exceed 1)
-    relative = first_step[active] > START * 1024
+    first = first_step[active]
     coarse = (
-        ((h > START) | relative)
-        & (first_step[active] > START)
-        & (h / PROBE >= first_step[active] * (SMALLEST / START))
+        ((h > START) | (first > START * 1024))
+        & (first > START)
+        & (h / PROBE >= first * (SMALLEST / START))
     )
     probe = settled & coarse
     if not probe.any():

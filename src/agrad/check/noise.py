@@ -126,8 +126,8 @@ def _measure(along, f0, elements, scale) -> tuple[np.ndarray, np.ndarray, int]:
     return sigma, size, taken
 
 
-_BESIDE = np.array([0.0, 1.0, 2.0, 5.0, 6.0, 7.0])  # the moves away from the point
-_AT = np.array([3.0, 4.0])  # the two moves next to it
+_BESIDE = np.array([0, 1, 2, 5, 6, 7])  # the moves away from the point
+_AT = np.array([3, 4])  # the two moves next to it
 
 
 def _stepped(values: np.ndarray) -> np.ndarray:
@@ -137,14 +137,14 @@ def _stepped(values: np.ndarray) -> np.ndarray:
     and the jump then hid under it as "not accurate enough"). Noise scatters every move
     alike; a smooth f's moves lie on the line."""
     moves = np.diff(values, axis=-1)
-    beside = moves[..., _BESIDE.astype(int)]
+    beside = moves[..., _BESIDE]
     with np.errstate(all="ignore"):
         t = _BESIDE - _BESIDE.mean()
         slope = (beside * t).sum(axis=-1) / (t**2).sum()
         mean = beside.mean(axis=-1)
         scatter = np.abs(beside - mean[..., None] - slope[..., None] * t).max(axis=-1)
         expected = mean[..., None] + slope[..., None] * (_AT - _BESIDE.mean())
-        excess = np.abs(moves[..., _AT.astype(int)] - expected).max(axis=-1)
+        excess = np.abs(moves[..., _AT] - expected).max(axis=-1)
         rounding = 16 * EPS * np.abs(values).max(axis=-1)
         return excess > 8 * scatter + rounding
 
