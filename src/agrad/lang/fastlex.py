@@ -114,13 +114,3 @@ class FastLexer:
             yield token
         if expected != len(text):
             raise Rejected
-
-
-class TokenThread:
-    """What Lark's LALR parser reads tokens from (its LexerThread's one method)."""
-
-    def __init__(self, tokens: Iterator[Token]) -> None:
-        self._tokens = tokens
-
-    def lex(self, parser_state: Any) -> Iterator[Token]:
-        return self._tokens

@@ -22,9 +22,10 @@ from lark import Lark, Token
 from lark.exceptions import UnexpectedInput, VisitError
 
 from agrad.errors import AgradError, AgradLimitError, AgradSyntaxError
-from agrad.lang import ir
+from agrad.lang import fastparse, ir
 from agrad.lang.diagnostics import KEYWORDS, keyword_error, position, syntax_error, translate
-from agrad.lang.fastlex import FastLexer, TokenThread
+from agrad.lang.fastlex import FastLexer
+from agrad.lang.fastparse import FastParser
 from agrad.lang.gcpause import paused_gc
 from agrad.lang.ir import Instr, ParsedProgram, Slice, Statement
 from agrad.lang.tables import cached_parser
@@ -95,11 +96,13 @@ def _check_nesting(text: str) -> None:
             depth = max(depth - 1, 0)
 
 
-def _parsed_fast(lark: Lark, lowerer: _Lowerer, fast: FastLexer, text: str) -> bool:
-    """Parse with `agrad.lang.fastlex`'s tokens; False (the lowerer reset) if Lark's own
-    lexer must parse it instead, for its tokens or its error."""
+def _parsed_fast(lark: Lark, lowerer: _Lowerer, fast: _Fast, text: str) -> bool:
+    """Parse with `agrad.lang.fastlex`'s tokens and `agrad.lang.fastparse`'s loop; False
+    (the lowerer reset) if Lark's own lexer and parser must parse it instead, for their
+    tokens or their error."""
+    lexer, parser = fast
     try:
-        lark.parser.parser.parse(TokenThread(fast.tokens(text, lowerer.starts)), "start")
+        parser.parse(lexer.tokens(text, lowerer.starts))
         return True
     except Exception:  # noqa: BLE001 - any failure: the contextual lexer decides
         lowerer.reset(text)
@@ -107,12 +110,14 @@ def _parsed_fast(lark: Lark, lowerer: _Lowerer, fast: FastLexer, text: str) -> b
 
 
 _LOCK = threading.Lock()
-_PARSER: tuple[Lark, _Lowerer, FastLexer | None] | None = None
+_Fast = tuple[FastLexer, FastParser]
+_PARSER: tuple[Lark, _Lowerer, _Fast | None] | None = None
 
 
-def _parser() -> tuple[Lark, _Lowerer, FastLexer | None]:
+def _parser() -> tuple[Lark, _Lowerer, _Fast | None]:
     """Build the Lark parser once per process (it is bound to one `_Lowerer`), and the
-    fast lexer from its terminals (None if this Lark's internals are not the ones known)."""
+    fast path from its terminals and table (None if this Lark's internals are not the
+    ones known)."""
     global _PARSER
     with _LOCK:
         if _PARSER is None:
@@ -127,14 +132,14 @@ def _parser() -> tuple[Lark, _Lowerer, FastLexer | None]:
                 )
 
             lark = cached_parser(text, build, **live)
-            _PARSER = (lark, lowerer, _fast_lexer(lark))
+            _PARSER = (lark, lowerer, _fast_path(lark))
         return _PARSER
 
 
-def _fast_lexer(lark: Lark) -> FastLexer | None:
+def _fast_path(lark: Lark) -> _Fast | None:
+    parser = fastparse.build(lark)
     try:
-        lark.parser.parser.parse  # noqa: B018 - the entry point _parsed_fast uses
-        return FastLexer(lark)
+        return None if parser is None else (FastLexer(lark), parser)
     except (AttributeError, TypeError, ValueError, re.error):
         return None
 
