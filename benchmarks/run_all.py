@@ -1,6 +1,9 @@
 """Run every benchmark (each in its own process) and print their tables, then a Markdown
 summary in the format of the table in benchmarks/README.md (paste it there to refresh it).
 
+It ends with the performance goals (the rows of the README's performance table that have
+one), each measured in this run beside its reference, and whether it is met.
+
 Run: python benchmarks/run_all.py [--profile]     (--profile: also agrad's cProfile hotspots)
 """
 
@@ -10,6 +13,7 @@ for _v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[_v] = "1"
 
 import json  # noqa: E402
+import statistics  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
@@ -216,8 +220,57 @@ def check_markdown(check: dict) -> str:
     return "\n".join(lines)
 
 
+def goals_markdown(
+    dense: dict, small: dict, overhead: dict, jac: dict, startup: dict, fit: dict, parse: dict
+) -> str:
+    """One row per goal: what agrad measured in this run, against what, and whether it is met."""
+    rows: list[tuple[str, float, float, str]] = []  # (workload, ratio, goal, reference)
+    for mode, result in overhead.get("goal", {}).items():
+        for n, s in result["samples"].items():
+            ratio = statistics.median(s["agrad"]) / statistics.median(s["PyTorch"])
+            rows.append((f"scalar chain, {int(n):,} nodes, {mode} process, GC on", ratio, 1.0,
+                         "PyTorch"))  # fmt: skip
+    iso = dense.get("isolated_default_malloc", {}).get("agrad")
+    if iso:
+        rows.append(("dense MLP, fresh plain process", iso["ratio_to_numpy"], 1.10, "hand NumPy"))
+    rows.append(("dense MLP 32x64, one process", small["results"]["agrad"]["ratio_to_numpy"],
+                 2.0, "hand NumPy"))  # fmt: skip
+    iso = small.get("isolated_default_malloc", {}).get("agrad")
+    if iso:
+        rows.append(("dense MLP 32x64, fresh process", iso["ratio_to_numpy"], 2.0, "hand NumPy"))
+    by_cmd = startup["results"]
+    for name, goal in (
+        ("agrad eval --format json (warm cache)", 1.8),
+        ("agrad eval, table output (warm cache)", 2.0),
+        ("agrad jacobian n=200 --format json (warm cache)", 2.0),
+    ):
+        rows.append((name + ", whole process", by_cmd[name]["ratio_to_numpy"], goal,
+                     "`python -c \"import numpy\"`"))  # fmt: skip
+    agrad_fit = fit["results"]["agrad fit (agrad.lang.fit.fit on the program)"]
+    rows.append(("agrad fit, per step", agrad_fit["ratio_to_torch"], 1.0, "PyTorch loop"))
+    process = parse["results"]["process: agrad eval --file --format json"]
+    rows.append(("100,000-term program, whole process", process["ratio_to_bare"], 1.3,
+                 "Lark's bare parse, whole process"))  # fmt: skip
+    at50 = jac.get("results_by_n", {}).get("50")
+    if at50:
+        r = at50["agrad functional.jacobian (1 batched pass)"]["ratio_to_onehot"]
+        rows.append(("Jacobian of tanh(A@x), n = 50", r, 2.0, "NumPy one-hot batched backward"))
+    lines = [
+        "**Goals** (median ratios measured in this run; load average at start "
+        f"{dense['env'].get('loadavg_1min', 0):.2f}):",
+        "",
+        "| workload | agrad | goal | reference | met |",
+        "|---|---:|---:|---|---|",
+    ]
+    for name, ratio, goal, ref in rows:
+        met = "yes" if ratio <= goal else "**no**"
+        lines.append(f"| {name} | {ratio:.2f}x | <= {goal:.2f}x | {ref} | {met} |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str]) -> None:
     dense = run("bench_dense.py", [])
+    small = run("bench_dense.py", ["--small"])
     overhead = run("bench_overhead.py", ["--profile"] if "--profile" in argv else [])
     jac = run("bench_jacobian.py", [])
     startup = run("bench_startup.py", [])
@@ -235,6 +288,8 @@ def main(argv: list[str]) -> None:
     print(fit_markdown(fit))
     print()
     print(parse_markdown(parse))
+    print()
+    print(goals_markdown(dense, small, overhead, jac, startup, fit, parse))
 
 
 if __name__ == "__main__":
