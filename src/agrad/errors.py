@@ -12,8 +12,6 @@ its position; rebuilding an error from its text would lose them.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import TypeVar
 
 _E = TypeVar("_E", bound="AgradError")
@@ -61,16 +59,19 @@ class AgradNameError(AgradError, NameError):
 _WORDING = threading.local()
 
 
-@contextmanager
-def agrad_wording() -> Iterator[None]:
+class agrad_wording:  # lower case: used as `with agrad_wording():`
     """Errors raised inside use agrad's own wording (what, where, what to do instead), not
-    PyTorch's: the CLI and the language run in it; the Python API does not."""
-    before = getattr(_WORDING, "agrad", False)
-    _WORDING.agrad = True
-    try:
-        yield
-    finally:
-        _WORDING.agrad = before
+    PyTorch's: the CLI and the language run in it; the Python API does not.
+    (A class, not a generator: every run of a program enters it.)"""
+
+    __slots__ = ("before",)
+
+    def __enter__(self) -> None:
+        self.before = getattr(_WORDING, "agrad", False)
+        _WORDING.agrad = True
+
+    def __exit__(self, *exc: object) -> None:
+        _WORDING.agrad = self.before
 
 
 class AgradShapeError(AgradError, RuntimeError):

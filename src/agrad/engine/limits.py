@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 from ..errors import AgradLimitError
 
@@ -40,18 +38,24 @@ _THREAD = _ThreadLimit()
 _LOCK = threading.Lock()
 
 
-@contextmanager
-def max_elements(n: int | None, hint: str = "use smaller inputs") -> Iterator[None]:
+class max_elements:  # lower case: used as `with max_elements(n):`
     """Refuse results of more than ``n`` elements inside the block, in this thread; ``hint``
-    ends the message (the language says how to raise its limit)."""
-    before = _THREAD.elements, _THREAD.hint
-    _THREAD.elements, _THREAD.hint = n, hint
-    with _LOCK:
-        LIMIT.elements = (LIMIT.elements or 0) + 1
-    try:
-        yield
-    finally:
-        _THREAD.elements, _THREAD.hint = before
+    ends the message (the language says how to raise its limit).
+    (A class, not a generator: every run of a program enters it.)"""
+
+    __slots__ = ("n", "hint", "before")
+
+    def __init__(self, n: int | None, hint: str = "use smaller inputs") -> None:
+        self.n, self.hint = n, hint
+
+    def __enter__(self) -> None:
+        self.before = _THREAD.elements, _THREAD.hint
+        _THREAD.elements, _THREAD.hint = self.n, self.hint
+        with _LOCK:
+            LIMIT.elements = (LIMIT.elements or 0) + 1
+
+    def __exit__(self, *exc: object) -> None:
+        _THREAD.elements, _THREAD.hint = self.before
         with _LOCK:
             LIMIT.elements = (LIMIT.elements or 1) - 1 or None
 
