@@ -131,6 +131,13 @@ def _cli(program: str, *names: str, **values: str) -> tuple[str, dict[str, str]]
     return program, {**{n: VALUES[n] for n in names}, **values}
 
 
+def _torch_clamp(t, x, *limits, bounds="both", name=""):
+    """PyTorch's clamp with tensor bounds, as agrad's public functions reach the entry."""
+    if name:  # clamp_min(x, t), clamp_max(x, t)
+        return getattr(t, name)(x, limits[0])
+    return t.clamp(x, *limits) if bounds == "both" else t.clamp(x, **{bounds: limits[0]})
+
+
 def _sample(name: str) -> Info:
     """An op of a generated family reached by its name, in a program of the language."""
     return Info(program=_cli(f"sum({name}(x))", "x"))
@@ -184,6 +191,12 @@ INFO: dict[str, Info] = {
         _cli("sum(clip(x, min=-1, max=1) ** 2)", "x"),
         api="agrad.clamp(x, -1.0, 1.0)",
         method="x.clip(max=1.0)",
+    ),
+    "clamp_tensor": Info(
+        _torch_clamp,
+        _cli("sum(clip(x, min=y * 0.5, max=p) ** 2)", "x", "y", "p"),
+        api="agrad.clamp(x, min=y)",
+        method="x.clamp_max(p)",
     ),
     "pow_scalar": Info(
         lambda t, x, exponent: x**exponent,

@@ -57,7 +57,7 @@ class ProgramTarget:
         replay = tape_batch(tape, base)
         runs = self._runs(name)
         if runs is None:  # an intermediate: the program cannot be run with its value
-            fixed = fixed_by_value(self.session.program, tape)
+            fixed = fixed_by_value(self.session.program, tape, self.run)
             if fixed:
                 raise AgradValueError(
                     f"check --wrt {name}: {name} is computed by the program, and the program "
@@ -66,7 +66,7 @@ class ProgramTarget:
                     "jumps and kinks that makes: name the inputs it is computed from in --wrt"
                 )
             return Variable(base, replay, exact)
-        if not fixed_by_value(self.session.program, tape):
+        if not fixed_by_value(self.session.program, tape, self.run):
             return Variable(base, replay, exact)  # the program is its replay
         return backed(base, replay, exact, *runs)
 

@@ -26,6 +26,7 @@ from . import (  # noqa: F401 - they register their functions
 from . import public as _public
 from .args import SCALAR, as_tensor, astype, axis_of, first, keep_of, operand, pair  # noqa: F401
 from .escapes import read_values
+from .numeric import clamp_tensor
 from .ops import TABLE, apply
 from .public import API, public
 from .return_types import RESULTS
@@ -143,9 +144,9 @@ def clip(x: Any, min: Any = None, max: Any = None) -> Tensor:  # noqa: A002 - Py
     """``x`` limited to [min, max] (either may be None, not both)."""
     if min is None and max is None:
         raise AgradValueError("clip: give at least one of min and max")
-    lo = min.item() if isinstance(min, Tensor) else min
-    hi = max.item() if isinstance(max, Tensor) else max
-    return apply(OP["clip"], first(x), min=lo, max=hi)
+    if isinstance(min, Tensor) or isinstance(max, Tensor):
+        return clamp_tensor(x, min, max)
+    return apply(OP["clip"], first(x), min=min, max=max)
 
 
 @public()

@@ -13,20 +13,32 @@ import numpy as np
 
 from ..errors import AgradShapeError, AgradValueError
 from . import gathering, shaping
-from .args import as_tensor, first
+from .args import as_tensor, first, operand
 from .escapes import read_values
 from .ops.core import TABLE, apply, normalize_axis
 from .public import API, METHODS, public
 from .tensor import Tensor, wrap
 
 
+def clamp_tensor(x: Any, min: Any, max: Any, name: str = "") -> Tensor:  # noqa: A002
+    """PyTorch's clamp with tensor bounds: they are operands (a gradient flows to them),
+    broadcast with ``x``. ``name``: "clamp_min" or "clamp_max" for those functions' nodes."""
+    bounds = "both" if min is not None and max is not None else "min" if min is not None else "max"
+    limits = [operand(b) for b in (min, max) if b is not None]
+    return apply(TABLE["clamp_tensor"], first(x), *limits, bounds=bounds, name=name)
+
+
 @public(method=True)
 def clamp_min(input: Any, min: Any) -> Tensor:  # noqa: A002
+    if isinstance(min, Tensor):
+        return clamp_tensor(input, min, None, "clamp_min")
     return API["clip"](input, min=min)
 
 
 @public(method=True)
 def clamp_max(input: Any, max: Any) -> Tensor:  # noqa: A002
+    if isinstance(max, Tensor):
+        return clamp_tensor(input, None, max, "clamp_max")
     return API["clip"](input, max=max)
 
 

@@ -5,6 +5,7 @@ usage lines, and the constructors (the rest are generated from the op table's en
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -26,6 +27,21 @@ def tensor(value: Value, requires_grad: bool = False) -> Tensor:
 def square(x: Array) -> Tensor:
     """elementwise square"""
     return F.square(x)
+
+
+def clip(x: Array, min: Value = None, max: Value = None) -> Tensor:  # noqa: A002
+    """x limited to [min, max]; a bound may be a tensor, broadcast with x, and the gradient
+    flows to a bound computed from a variable (as PyTorch's clamp with tensor bounds)"""
+    return F.clip(x, min=_bound(min), max=_bound(max))
+
+
+def _bound(value: Value) -> Any:
+    """A bound of clip: a number where it is a constant number (PyTorch's clamp with number
+    bounds, ClampBackward1), else a tensor (clamp with tensor bounds, ClampBackward0)."""
+    if value is None:
+        return None
+    bound = to_tensor(value)
+    return float(bound._array) if bound.ndim == 0 and not bound.requires_grad else bound
 
 
 def dot(a: Array, b: Array) -> Tensor:
@@ -87,6 +103,6 @@ def linspace(start: float, stop: float, num: int = 50) -> Tensor:
     return C.linspace(start, stop, num)
 
 
-BASICS = [square, dot, outer, transpose, reshape, concat, stack]
+BASICS = [square, clip, dot, outer, transpose, reshape, concat, stack]
 FILLERS = {m.__name__: _filled(m) for m in (C.zeros, C.ones, C.randn, C.rand)}
 CONSTRUCTORS = [full, eye, arange, linspace]

@@ -1,7 +1,7 @@
 """Elementwise functions beyond the basic set, as PyTorch has them: the inverse hyperbolics,
-logit, exp2, frac and nan_to_num; atan2, hypot, logaddexp(2), xlogy
-and fmod. Their gradients at the edges (0/0, infinities, nan) follow PyTorch's formulas,
-which the generated special-value tests compare against PyTorch itself.
+logit, exp2, frac and nan_to_num; atan2, hypot, logaddexp(2), xlogy and fmod; clamp with
+tensor bounds. Their gradients at the edges (0/0, infinities, nan) follow PyTorch's
+formulas, which the generated special-value tests compare against PyTorch itself.
 """
 
 from __future__ import annotations
@@ -119,6 +119,41 @@ def _fmod_vjp(ns, g, out, a, b, **_):
     return g, -g * np.trunc(raw(a) / raw(b))
 
 
+def _clamp_forward(x: Array, *limits: Array, bounds: str = "both", name: str = "") -> Array:
+    # PyTorch's clamp.Tensor: min(max(x, low), high), so high wins where low > high; a nan
+    # anywhere is nan. The operands are the bounds given, as ``bounds`` says.
+    if bounds == "min":
+        return np.maximum(x, limits[0])
+    if bounds == "max":
+        return np.minimum(x, limits[0])
+    return np.minimum(np.maximum(x, limits[0]), limits[1])
+
+
+def _clamp_vjp(ns, g, out, x, *limits, bounds="both", name="", needs=(True, True, True)):
+    # PyTorch's clamp_backward and clamp_backward_min_max: x keeps the gradient where it is
+    # within the bounds (so at a bound), a bound takes it where x is beyond it; where
+    # low > high the result is high, whose gradient it is.
+    a, bound = raw(x), raw(limits[0])
+    if bounds == "min":
+        return ns.where(a >= bound, g, 0.0), ns.where(a < bound, g, 0.0) if needs[1] else None
+    if bounds == "max":
+        return ns.where(a <= bound, g, 0.0), ns.where(a > bound, g, 0.0) if needs[1] else None
+    lo, hi = bound, raw(limits[1])
+    gx = ns.where((a >= lo) & (a <= hi), g, 0.0) if needs[0] else None
+    glo = ns.where((a < lo) & (lo < hi), g, 0.0) if needs[1] else None
+    ghi = ns.where((a > hi) | (hi < lo), g, 0.0) if needs[2] else None
+    return gx, glo, ghi
+
+
+# PyTorch's names: clamp(x, min=t, max=t) (and clip), clamp_min(x, t), clamp_max(x, t).
+_CLAMP_NAMES = {"": "ClampBackward0", "clamp_min": "ClampMinBackward1",
+                "clamp_max": "ClampMaxBackward1"}  # fmt: skip
+
+
+def _clamp_name(node: Node) -> str:
+    return _CLAMP_NAMES[node.params.get("name", "")]
+
+
 # Forwards the checker's complex step can run (f'(x) = Im f(x + ih)/h): holomorphic
 # extensions, with branches chosen by the real parts.
 
@@ -199,4 +234,16 @@ register(
     Op("fmod", _fmod_name, np.fmod, _fmod_vjp, broadcast_shape, arity=2, family=BINARY,
        explain="d fmod(a,b)/da = 1, /db = -trunc(a/b)", kink=True, domain=_POSITIVE,
        cases=BINARY_CASES, doc="the remainder of a/b with the sign of a (C's fmod)"),
+    # Reached through clip/clamp/clamp_min/clamp_max with a tensor bound (`functions.clip`);
+    # with number bounds they are `clip`, whose bounds are parameters, not operands.
+    Op("clamp_tensor", _clamp_name, _clamp_forward, _clamp_vjp, broadcast_shape, arity=-1,
+       explain="d clamp(a, lo, hi)/da = 1 where lo <= a <= hi; /dlo = 1 where a < lo; "
+       "/dhi = 1 where a > hi (or hi < lo)", kink=True, needs_mask=True, public=False,
+       method=False, domain=((-2.0, 2.0), (-1.5, 0.0), (0.0, 1.5)),
+       cases=(Case(((2, 3), (2, 3), (2, 3))), Case(((2, 3), (3,), ())),
+              Case(((1, 3), (2, 1), (2, 3))), Case(((3,), (3,)), {"bounds": "min"}),
+              Case(((2, 3), ()), {"bounds": "min", "name": "clamp_min"}),
+              Case(((3,), (2, 3)), {"bounds": "max", "name": "clamp_max"})),
+       special=(special([0.5, -1.0, 2.0, 0.3], [0.5, 0.0, 0.0, 0.8], [1.0, 1.0, 1.0, 0.2],
+                        at_kink=True),)),
 )  # fmt: skip
