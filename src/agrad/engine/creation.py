@@ -14,7 +14,7 @@ from ..errors import AgradValueError
 from . import limits
 from .args import as_tensor, shape_of
 from .dtypes import get_default_dtype
-from .escapes import ESCAPES
+from .escapes import escape
 from .generator import manual_seed, numpy_rng
 from .graph_hooks import FEATURES, mark_inference
 from .tensor import Tensor, wrap
@@ -47,7 +47,7 @@ def _float_dtype(dtype: Any) -> Any:  # a NumPy dtype or an agrad DType (it carr
 def tensor(data: Any, dtype: Any = None, requires_grad: bool = False, device: Any = None) -> Tensor:
     """A new leaf tensor holding a copy of ``data`` (torch.tensor)."""
     if isinstance(data, Tensor):  # a value leaving the graph (see escapes.py)
-        ESCAPES[0] += 1
+        escape(data)
     t = as_tensor(data, dtype)
     return _leaf(np.array(t._array, copy=True), requires_grad)
 

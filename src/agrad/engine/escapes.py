@@ -13,7 +13,17 @@ kink it makes (two jumps of opposite weight even cancel in every value a probe s
 
 from typing import Any
 
-ESCAPES = [0]
+# [0]: every escape; [1]: those of a tracked value (one that requires grad), the only ones
+# that can hold something fixed in a replay whose leaves take new values (`agrad fit`'s: a
+# random draw repeats there, since every run of a program is seeded alike).
+ESCAPES = [0, 0]
+
+
+def escape(t: Any) -> None:
+    """Count the values of ``t`` leaving the graph."""
+    ESCAPES[0] += 1
+    if getattr(t, "_rg", False):
+        ESCAPES[1] += 1
 
 
 def read_values(*tensors: Any) -> None:
@@ -22,4 +32,5 @@ def read_values(*tensors: Any) -> None:
     for t in tensors:
         if getattr(t, "_rg", False):
             ESCAPES[0] += 1
+            ESCAPES[1] += 1
             return

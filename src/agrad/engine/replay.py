@@ -1,9 +1,10 @@
-"""Re-run a recorded graph on new input arrays, with NumPy only.
+"""Re-run a recorded graph on new input arrays.
 
 Finite differences evaluate the same function thousands of times; a `Tape`
 replays the op applications the engine recorded (the forward functions of the
-op table, in order) without building tensors or nodes, so each evaluation
-costs little more than the NumPy calls themselves.
+op table, in order) with NumPy only, without building tensors or nodes, so each
+evaluation costs little more than the NumPy calls themselves. A `Rerecord` applies
+them again as the engine does, recording a graph to differentiate (``agrad fit``).
 """
 
 from __future__ import annotations
@@ -15,9 +16,9 @@ import numpy as np
 
 from .graph_order import _topological
 from .node import Node
-from .tensor import Tensor
+from .tensor import Tensor, wrap
 
-_LEAF, _NODE, _CONST = 0, 1, 2
+_LEAF, _NODE, _CONST, _FRESH = 0, 1, 2, 3
 
 
 class Tape:
@@ -90,6 +91,90 @@ class Tape:
                 args[0] = np.array(args[0], dtype=np.result_type(args[0], args[1]), copy=True)
             values.append(op.forward(*args, **params))
         return np.asarray(values[self.root])
+
+
+class Rerecord:
+    """``Rerecord.of(output, leaves)(others)`` records ``output``'s graph again with the
+    leaves' values replaced, through `apply`: a real graph (nodes, views, saved values)
+    for the ordinary backward pass, without the code that recorded it the first time.
+    (``leaves`` replaced: its other leaves that require grad are made anew, as the code
+    would, and its constants are the recorded ones.)
+
+    `agrad fit` runs its program so each step: the language's instructions cost more than
+    the ops they apply. The graph is the one the code would record only when nothing in it
+    was decided by the values (`of` refuses otherwise): no value that requires grad
+    escaped into Python or into an untracked result while it was recorded (the caller
+    counts `escapes.ESCAPES[1]`: a mask, an index, ``tensor(w)`` would be held fixed), and
+    every node is an op-table node of one output that writes into nothing.
+    """
+
+    def __init__(self, steps: list[tuple], fresh: list[np.ndarray], root: int) -> None:
+        self.steps, self.fresh, self.root = steps, fresh, root
+
+    @classmethod
+    def of(cls, output: Tensor, leaves: Sequence[Tensor]) -> Rerecord | None:
+        """The rerecording of ``output``'s graph with ``leaves`` replaced; None where
+        the graph is not one `Rerecord` can repeat."""
+        if output.grad_fn is None:
+            return None
+        slot_of_leaf = {id(t): k for k, t in enumerate(leaves)}
+        fresh: list[np.ndarray] = []  # other leaves that require grad: made anew each time
+        fresh_slot: dict[int, int] = {}
+        index: dict[int, int] = {}
+        steps: list[tuple] = []
+        for node in _topological([output.grad_fn])[::-1]:  # producers first
+            op = node.op
+            if not node.plain or op.mutates or node.outputs != 1:
+                return None
+            refs: list[tuple[int, Any]] = []
+            for x, producer in zip(node.inputs, node.next, strict=True):
+                if producer is None:
+                    refs.append((_CONST, x))
+                elif getattr(x, "_output_nr", 0) != 0:
+                    return None
+                elif isinstance(producer, Node):
+                    refs.append((_NODE, index[id(producer)]))
+                elif id(producer) in slot_of_leaf:
+                    refs.append((_LEAF, slot_of_leaf[id(producer)]))
+                else:
+                    if id(producer) not in fresh_slot:
+                        fresh_slot[id(producer)] = len(fresh)
+                        fresh.append(producer._array)
+                    refs.append((_FRESH, fresh_slot[id(producer)]))
+            if op.prepare is not None and not _prepared(op, node):
+                return None
+            index[id(node)] = len(steps)
+            steps.append((op, tuple(refs), node.params))
+        return cls(steps, fresh, index[id(output.grad_fn)])
+
+    def __call__(self, leaves: Sequence[Tensor]) -> Tensor:
+        """The output recorded with ``leaves`` (tensors that require grad, one for each of
+        the first recording's) in place of the first recording's."""
+        from .ops import apply  # (the op table imports this module's users)
+
+        fresh = [wrap(a, True) for a in self.fresh]
+        values: list[Tensor] = []
+        for op, refs, params in self.steps:
+            args = [
+                values[r] if kind == _NODE else leaves[r] if kind == _LEAF
+                else fresh[r] if kind == _FRESH else r
+                for kind, r in refs
+            ]  # fmt: skip
+            values.append(apply(op, *args, **params))
+        return values[self.root]
+
+
+def _prepared(op: Any, node: Node) -> bool:
+    """Whether `apply`, given the parameters ``node`` recorded, finds them again from the
+    operands (``prepare`` depends on their shapes only, which a rerecording keeps)."""
+    try:
+        again = op.prepare(*node.arrays, **node.params)
+        return again.keys() == node.params.keys() and all(
+            again[k] is v or (type(v) is not np.ndarray and again[k] == v)
+            for k, v in node.params.items()
+        )
+    except Exception:  # noqa: BLE001 - anything unusual: not repeated, the program runs
+        return False
 
 
 def _batched_call(tape: Tape, k: int, block: np.ndarray, arrays: Sequence[np.ndarray]):

@@ -18,7 +18,7 @@ import numpy as np
 
 from ..errors import AgradAutogradError
 from .dtypes import get_default_dtype
-from .escapes import ESCAPES
+from .escapes import escape
 from .grad_attr import checked_grad, not_a_tensor, type_name
 from .grad_mode import STATE
 from .node import RemovableHandle
@@ -206,7 +206,7 @@ class Tensor:
 
     def detach(self) -> Tensor:
         """A new leaf sharing this data and its version counter, cut from the graph."""
-        ESCAPES[0] += 1
+        escape(self)
         t = wrap(self._array)
         box = self._vbox
         if box is None:
@@ -223,7 +223,7 @@ class Tensor:
         Unlike `detach`, it has a version counter of its own: in-place writes through it
         change this tensor but are not seen by autograd's saved-tensor check (as PyTorch).
         """
-        ESCAPES[0] += 1
+        escape(self)
         return wrap(self._array)
 
     @data.setter
@@ -248,7 +248,7 @@ class Tensor:
         self._array = value._array
 
     def detach_(self) -> Tensor:
-        ESCAPES[0] += 1
+        escape(self)
         self.grad_fn = None
         self._rg = False
         return self
@@ -285,7 +285,7 @@ class Tensor:
         return int(self._array.size)
 
     def item(self) -> Any:
-        ESCAPES[0] += 1
+        escape(self)
         if self._array.size != 1:
             raise _autograd_error(
                 f"a Tensor with {self._array.size} elements cannot be converted to Scalar"
@@ -293,13 +293,13 @@ class Tensor:
         return self._array.item()
 
     def tolist(self) -> Any:
-        ESCAPES[0] += 1
+        escape(self)
         return self._array.tolist()
 
     def numpy(self, *, force: bool = False) -> np.ndarray:
         """The array itself (shared memory, as PyTorch's); ``force=True`` is
         ``detach().numpy()``, allowed on a tensor that requires grad."""
-        ESCAPES[0] += 1
+        escape(self)
         if self._rg and STATE.enabled and not force:  # (PyTorch allows it under no_grad)
             raise _autograd_error(
                 "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
@@ -309,7 +309,7 @@ class Tensor:
 
     def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
         # np.array(t) asks for a copy (copy=True) and gets one; np.asarray(t) shares memory.
-        ESCAPES[0] += 1
+        escape(self)
         if dtype is None:
             return self._array.copy() if copy else self._array
         return self._array.astype(dtype, copy=bool(copy))
@@ -331,7 +331,7 @@ class Tensor:
         return int(self.item())
 
     def __bool__(self) -> bool:
-        ESCAPES[0] += 1
+        escape(self)
         if self._array.size != 1:
             what = "no values" if self._array.size == 0 else "more than one value"
             raise RuntimeError(f"Boolean value of Tensor with {what} is ambiguous")
@@ -362,7 +362,7 @@ def mark_written(t: Tensor) -> None:
 def to_data(value: Any) -> Any:
     """Nested lists of tensors/numbers -> nested lists of numbers (for constructors)."""
     if isinstance(value, Tensor):
-        ESCAPES[0] += 1
+        escape(value)
         return value._array
     if isinstance(value, (list, tuple)):
         return [to_data(v) for v in value]

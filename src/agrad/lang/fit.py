@@ -16,10 +16,15 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..engine import optim
-from ..engine.tensor import wrap
+from ..engine.dtypes import get_default_dtype, session_dtype
+from ..engine.escapes import ESCAPES
+from ..engine.replay import Rerecord
+from ..engine.tensor import Tensor, wrap
 from ..errors import AgradValueError
+from .gcpause import paused_gc
 
 if TYPE_CHECKING:
+    from .program import Prepared
     from .session import Session
 
 
@@ -74,27 +79,69 @@ def fit(
         raise AgradValueError(f"--optimizer must be sgd or adam, got {optimizer!r}")
     result = FitResult({n: p._array.copy() for n, p in params.items()}, float("nan"))
     prepared = session.prepare(list(params))  # names checked, constants converted: once
-    arrays = {n: p._array for n, p in params.items()}  # updated in place by the optimizer
-    leaves = list(params.values())
+    leaves = list(params.values())  # their arrays are updated in place by the optimizer
+    forward = _Forward(session, prepared, list(params))
+    last = [p._array.copy() for p in leaves]  # the values of the last finite loss
     for step in range(steps + 1):
-        run = prepared.run(arrays)
-        loss = float(run.output._array.reshape(()))
+        output, made = forward(leaves)
+        loss = float(output._array.item())
         if not math.isfinite(loss):
             result.diverged, result.diverged_at = True, step
             break
         result.history.append(loss)
-        result.values = {n: a.copy() for n, a in arrays.items()}
+        for kept, p in zip(last, leaves, strict=True):
+            kept[...] = p._array
         result.loss, result.steps = loss, step
         if on_step is not None:
-            on_step(step, loss, result.values)
+            on_step(step, loss, {n: a.copy() for n, a in zip(params, last, strict=True)})
         if step == steps:
             break
-        # backward(), as the Python API's loop: the run's --wrt leaves are new every run,
-        # so their .grad is this step's gradient (None: the loss does not use them).
-        run.output.backward()
-        targets = session.targets(run)
-        for p, name in zip(leaves, params, strict=True):
-            g = targets[name]._grad
-            p._grad = wrap(np.zeros_like(p._array) if g is None else g._array)
+        # backward(), as the Python API's loop: the leaves' .grad is this step's gradient
+        # (None: the loss does not use them; the optimizer still steps, with 0).
+        for leaf in made:
+            leaf._grad = None
+        output.backward()
+        for p, leaf in zip(leaves, made, strict=True):
+            g = leaf._grad
+            if g is None:
+                p._grad = wrap(np.zeros_like(p._array))
+            elif leaf is not p:  # (the program's own leaves: a run of it)
+                p._grad = g
         opt.step()
+    if result.history:
+        result.values = dict(zip(params, last, strict=True))
     return result
+
+
+class _Forward:
+    """Each step's forward: the program run, or after the first run, where nothing in its
+    graph was decided by the values, the graph recorded again from the first run's, with
+    the fitted tensors as its leaves (`engine.replay.Rerecord`: the same ops on the same
+    operands, so the same numbers, at the cost of the Python API's forward; the language's
+    instructions cost more than the ops they apply). Anything the rerecording raises is
+    left to the program to report, where it stands in the program."""
+
+    def __init__(self, session: Session, prepared: Prepared, names: list[str]) -> None:
+        self.session, self.prepared, self.names = session, prepared, names
+        self.rerecord: Rerecord | None = None
+        self.first = True
+        # (None when it is the default already: entered every step, it then costs nothing)
+        dtype = prepared.dtype
+        self.dtype = session_dtype(None if dtype == get_default_dtype() else dtype)
+
+    def __call__(self, params: list[Tensor]) -> tuple[Tensor, list[Tensor]]:
+        """The output at the values of ``params``, and the leaves it was computed from."""
+        if self.rerecord is not None:
+            try:
+                with self.dtype, paused_gc():
+                    return self.rerecord(params), params
+            except Exception:  # noqa: BLE001 - the program runs instead, and says what
+                self.rerecord = None
+        escaped = ESCAPES[1]
+        run = self.prepared.run({n: p._array for n, p in zip(self.names, params, strict=True)})
+        targets = self.session.targets(run)
+        made = [targets[n] for n in self.names]
+        if self.first and ESCAPES[1] == escaped and not self.session.program.writes:
+            self.rerecord = Rerecord.of(run.output, made)
+        self.first = False
+        return run.output, made
