@@ -182,3 +182,48 @@ def test_fit_of_a_bound_moves_it():
     session = Session.create("sum((clip(x, min=w) - 2)**2)", ["x=[1,3]", "w=1.5"], ["w"])
     result = fit(session, 200, 0.1)
     assert result.values["w"] == pytest.approx(2.0, abs=1e-6)
+
+
+def _parameter_cases():
+    """Every entry's configurations with a number parameter, from the op table."""
+    from agrad.engine.ops import TABLE
+
+    for op in TABLE.values():
+        for case in op.cases:
+            for key, value in case.params.items():
+                if isinstance(value, (int, float)) and not isinstance(value, bool):
+                    yield pytest.param(op, case, key, id=f"{op.name}-{key}")
+
+
+@pytest.mark.parametrize(("op", "case", "key"), list(_parameter_cases()))
+def test_a_number_parameter_refuses_a_tensor_that_requires_grad(op, case, key):
+    # PyTorch's TypeError ("must be Number, not Tensor"): as a parameter, not an operand,
+    # its gradient would be lost in silence (softplus(x, beta=w) gave w no gradient).
+    from agrad.engine.ops import apply
+    from agrad.errors import AgradTypeError
+
+    rng = np.random.default_rng(0)
+    operands = [agrad.tensor(rng.uniform(*op.domain_of(i), size=s)) for i, s in
+                enumerate(case.shapes)]  # fmt: skip
+    params = {**case.params, key: agrad.tensor(float(case.params[key]), requires_grad=True)}
+    with pytest.raises(AgradTypeError, match=f"argument '{key}' must be a number"):
+        apply(op, *operands, **params)
+    params[key] = agrad.tensor(float(case.params[key]))  # without a gradient: nothing lost
+    try:
+        apply(op, *operands, **params)
+    except AgradTypeError:  # pragma: no cover - the failure this test reports
+        pytest.fail(f"{op.name}: a tensor without a gradient was refused as {key}")
+    except Exception:  # noqa: BLE001 - an op may still want a Python int there (its own error)
+        pass
+
+
+def test_rsub_with_a_tensor_keeps_its_gradient():
+    torch = require_torch()
+    grads = []
+    for lib in (torch, agrad):
+        x = lib.tensor([[0.3, 0.6], [0.2, 0.9]], dtype=lib.float64, requires_grad=True)
+        y = lib.tensor(0.5, dtype=lib.float64, requires_grad=True)
+        (lib.rsub(x, y) * lib.tensor([1.0, 2.0], dtype=lib.float64)).sum().backward()
+        grads.append((np.asarray(x.grad), float(y.grad)))
+    np.testing.assert_array_equal(grads[0][0], grads[1][0])
+    assert grads[0][1] == grads[1][1] == 6.0

@@ -103,6 +103,11 @@ class AgradDtypeError(AgradError, RuntimeError):
         super().__init__(message)
 
 
+class AgradTypeError(AgradError, TypeError):
+    """An argument of the wrong kind (PyTorch's TypeError): a tensor that requires grad
+    where an op takes a number, whose gradient would be lost."""
+
+
 class AgradValueError(AgradError, ValueError):
     """A bad value: wrong type or arity, unreadable file, bad option value."""
 

@@ -116,10 +116,13 @@ def _integer_power(a: Tensor, b: int) -> Tensor:
 
 @public()
 def rsub(a: Any, b: Any) -> Tensor:
-    """``b - a`` for a Python scalar ``b`` (PyTorch's RsubBackward1)."""
+    """``b - a``: for a Python scalar ``b`` PyTorch's RsubBackward1; for a tensor ``b``,
+    whose gradient must flow, a subtraction (SubBackward0 where PyTorch has RsubBackward0)."""
     x = first(a)
     if type(b) is bool or isinstance(b, np.bool_) or x._array.dtype.kind == "b":
         _no_bool_subtraction(x, b)
+    if isinstance(b, Tensor):
+        return sub(b, x)
     return apply(OP["rsub"], x, other=b)
 
 

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import AgradAutogradError
+from ...errors import AgradAutogradError, AgradTypeError
 from ...records import field, record, replace
 from .. import batching, limits, views
 from ..escapes import read_values
@@ -250,6 +250,10 @@ def _applier(intercepted: bool) -> Callable[..., Tensor]:
             )
         else:
             datas = [x._array if isinstance(x, Tensor) else x for x in inputs]
+        if params:  # a number parameter given a tensor the gradient flows through
+            for value in params.values():
+                if value.__class__ is Tensor and value._rg:
+                    _refuse_tracked_parameter(op, params)
         if LIMIT.elements is not None and op.grows:  # (the language sets a limit)
             check_limit(op, datas, params)
         if op.prepare is not None:  # parameters found from the operands
@@ -329,6 +333,16 @@ being recorded."""
 
 _new = object.__new__
 _FLOAT64 = np.dtype(np.float64)
+
+
+def _refuse_tracked_parameter(op: Op, params: dict) -> None:
+    """PyTorch's TypeError for a tensor where a number goes: as a parameter (not an
+    operand) its gradient would be lost in silence, and a check would pass the loss."""
+    name = next(k for k, v in params.items() if isinstance(v, Tensor) and v._rg)
+    raise AgradTypeError(
+        f"{op.api_name or op.name}(): argument '{name}' must be a number, not a Tensor that "
+        "requires grad (its gradient would be lost); pass a number, or .item() to cut it"
+    )
 
 
 def _untracked(op: Op, x: Any, out: np.ndarray, params: dict) -> Tensor:
