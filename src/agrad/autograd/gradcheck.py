@@ -60,8 +60,10 @@ def gradcheck(
             "gradcheck expects at least one input tensor to require gradient, but none of "
             "the them have requires_grad=True."
         )
-    if not check_backward_ad:
-        return True
+    if not check_backward_ad:  # (nothing left to check: PyTorch refuses, never passes)
+        raise AssertionError(
+            "Expected at least one of check_forward_ad or check_backward_ad to be True"
+        )
     func, inputs = _distinct(func, inputs)
     try:
         target = AgradCallableTarget(func, inputs)
@@ -227,8 +229,10 @@ def gradgradcheck(
     """Check second derivatives: gradcheck of (inputs, v) -> VJP(func)(inputs, v), with
     the cotangents v (random, or ``grad_outputs``) differentiated too, as PyTorch does."""
     _unsupported(check_fwd_over_rev, False, masked, nondet_tol)
-    if not check_rev_over_rev:
-        return True
+    if not check_rev_over_rev:  # (as gradcheck's: PyTorch refuses, never passes)
+        raise AssertionError(
+            "Expected at least one of check_fwd_over_rev or check_rev_over_rev to be True"
+        )
     inputs = _as_tuple(inputs)
     with set_grad_enabled(True):
         outputs = _as_tuple(func(*inputs))
@@ -263,6 +267,7 @@ def gradgradcheck(
         atol=atol,
         rtol=rtol,
         raise_exception=raise_exception,
+        nondet_tol=nondet_tol,
         check_undefined_grad=check_undefined_grad,
         check_grad_dtypes=check_grad_dtypes,
         check_batched_grad=check_batched_grad,

@@ -181,8 +181,6 @@ def _compare(target, name, var, options, rng, claim) -> VariableReport:
     tau, accuracy = forced.bounds(
         claim, compared, size, x, exact, None if estimate is not None else numeric.error
     )
-    # (a backward declared nondeterministic to nondet_tol is a claim only that close)
-    tau = np.maximum(tau, nondet_tol(target))
     verdicts, reasons = judge(
         claim, numeric, tau, options.strict, estimate, accuracy, given=tol.atol is not None
     )

@@ -2,7 +2,8 @@
 
 ``checks.toml`` keeps them in ``checks.golden.json``: ``{case name: {"value": ...,
 "grads": {name: ...}}}`` for a single-number output, ``"jacobian"`` in place of
-``"grads"`` otherwise. A value that moved by more than ``atol + rtol * |old|``
+``"grads"`` otherwise, and ``"hand"``: a case's hand-derived gradients (``expect``, or
+``grad`` beside autograd). A value that moved by more than ``atol + rtol * |old|``
 is a regression, reported as which value (the output, or the gradient of which
 variable), which element, old and new, and the tolerance.
 """
@@ -110,6 +111,15 @@ def of_report(report: Any, target: Any) -> dict[str, Any]:
     }  # fmt: skip
 
 
+def with_hand(recorded: dict[str, Any], report: Any) -> dict[str, Any]:
+    """``recorded`` with the case's hand-derived gradients (``expect =``, or ``grad =``
+    beside autograd), which drift as the code they come from changes: within the check's
+    tolerance, only the golden values see it (QA round 13: a 1e-6 drift "matched")."""
+    hand = {n: np.asarray(v.expect.value).tolist() for n, v in report.variables.items()
+            if getattr(v, "expect", None) is not None}  # fmt: skip
+    return {**recorded, "hand": hand} if hand else recorded
+
+
 def compare(now: dict[str, Any], then: Any, tol: Tolerance) -> Comparison:
     """Each current value against its recorded one; a message for each that changed."""
     if not isinstance(then, dict):
@@ -121,7 +131,10 @@ def compare(now: dict[str, Any], then: Any, tol: Tolerance) -> Comparison:
     worst = 0.0
     for label, new, old in _pairs(now, then):
         if old is None:
-            messages.append(f"{label} has no golden value (the case changed?)")
+            messages.append(
+                f"{label} has no golden value (the case changed, or the golden file predates "
+                "it: --update-golden records it)"
+            )
             worst = math.inf
             continue
         a = np.asarray(new, dtype=np.float64)
@@ -150,7 +163,9 @@ def compare(now: dict[str, Any], then: Any, tol: Tolerance) -> Comparison:
 
 def _pairs(now: dict, then: dict):
     yield "the output", now["value"], then.get("value")
-    for group, what in (("grads", "the gradient of"), ("jacobian", "the Jacobian of")):
+    groups = (("grads", "the gradient of"), ("jacobian", "the Jacobian of"),
+              ("hand", "the hand-derived gradient of"))  # fmt: skip
+    for group, what in groups:
         recorded = then.get(group, {})
         if not isinstance(recorded, dict):
             raise AgradValueError(

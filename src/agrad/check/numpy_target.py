@@ -42,7 +42,7 @@ class NumpyTarget:
         self._claims: dict[bool, dict[str, np.ndarray]] = {}
 
     def _value(self, values: Mapping[str, Any]) -> np.ndarray:
-        result = self.func(**values)
+        result = self.func(**_copies(values))
         out = np.asarray(result)
         if out.dtype.kind not in "fiub":
             raise AgradValueError(
@@ -72,11 +72,20 @@ class NumpyTarget:
         if self.grad is None:
             raise AgradValueError(f"{self.label}: a gradient function is needed (--grad)")
         shapes = {n: self.values[n].shape for n in self.names}
-        return hand_claims(self.grad(**values), self.names, shapes, self.out.shape,
+        return hand_claims(self.grad(**_copies(values)), self.names, shapes, self.out.shape,
                            self.grad_label)  # fmt: skip
 
     def vjp(self, name: str, u: np.ndarray) -> np.ndarray:
         return self.claim(name).T @ np.asarray(u, dtype=np.float64).reshape(-1)
+
+
+def _copies(values: Mapping[str, Any]) -> dict[str, Any]:
+    """Arrays of their own for one call: a function that writes into its arguments
+    (``x -= x.mean()``, ``y /= y.sum()``) must neither change the point every later call
+    reads nor hand its gradient function other values than its own (a wrong gradient of
+    such a function passed: QA round 13)."""
+    return {k: np.array(v, copy=True) if isinstance(v, np.ndarray) else v
+            for k, v in values.items()}  # fmt: skip
 
 
 def hand_claims(

@@ -306,7 +306,7 @@ def _check_program(source: str, sets: list[str], case: dict[str, Any]):
     session = Session.create(source, sets, wrt, dtype=case.get("dtype", "float64"), seed=seed)
     options = CheckOptions.from_mapping(case, None)
     report = check(session, options, {k: str(v) for k, v in case.get("expect", {}).items()})
-    return report, golden.current(session), session
+    return report, golden.with_hand(golden.current(session), report), session
 
 
 def _check_python(suite: Suite, case: dict[str, Any], allow_outside: bool):
@@ -334,6 +334,7 @@ def _check_python(suite: Suite, case: dict[str, Any], allow_outside: bool):
         report = check_target(target, options)
         judge_hand(target, report, hand, options, f"grad {case.get('grad')}")
         recorded = golden.of_report(report, target)  # (calls the function once more)
+        recorded = golden.with_hand(recorded, report)
     return report, recorded, None
 
 
