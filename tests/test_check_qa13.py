@@ -256,3 +256,90 @@ def test_golden_values_keep_the_hand_derived_gradients(cli, tmp_path):
     cases = {c["name"]: c for c in json.loads(r.out)["cases"]}
     for name in ("expect formula", "three-way"):
         assert cases[name]["golden"] == "regression", cases[name]
+
+
+DOMAIN = textwrap.dedent(
+    """
+    import numpy as np
+    import agrad
+
+    def _check(p):
+        values = p.detach().numpy() if hasattr(p, "detach") else p
+        if not ((values > 0) & (values < 1)).all():
+            raise ValueError("all elements of input should be between 0 and 1")
+
+    def bce_np(p):  # -log(p) for the label 1: the gradient is -1/p
+        _check(p)
+        return -np.sum(np.log(p))
+
+    def bce_grad_right(p):
+        return -1.0 / p
+
+    def bce_grad_wrong(p):
+        return -1.01 / p
+
+    def bce_agrad(p):
+        _check(p)
+        return -agrad.log(p).sum()
+
+    class Cube(agrad.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x**3
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * 3 * x**2 * 1.01  # wrong by 1%
+
+    def cube_wrong(x):  # defined for |x| < 1.05 only: the diagnosis's steps leave that
+        if not (x.detach().abs() < 1.05).all():
+            raise ValueError("x out of domain")
+        return Cube.apply(x).sum()
+    """
+)
+
+
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [
+        (["--python", "{f}:bce_np", "--grad", "{f}:bce_grad_right"], 0),
+        (["--python", "{f}:bce_np", "--grad", "{f}:bce_grad_wrong"], 1),
+        (["--python", "{f}:bce_agrad"], 0),
+    ],
+)
+def test_a_domain_check_a_step_away_is_not_the_end_of_the_check(cli, tmp_path, args, code):
+    # p = 0.9995: the ladder's first step (2^-10) leaves (0, 1); the user's function raises
+    # there, as torch.distributions and binary_cross_entropy do. That point is outside the
+    # function's domain (nan), not an error of the user's input.
+    path = tmp_path / "domain.py"
+    path.write_text(DOMAIN)
+    r = cli(["check", *[a.format(f=path) for a in args], "--set", "p=[0.3,0.9995]"])
+    assert r.code == code, r.out + r.err
+
+
+def test_a_function_defined_at_the_point_alone_is_never_passed(tmp_path, cli):
+    path = tmp_path / "pinned.py"
+    path.write_text(textwrap.dedent("""
+        import numpy as np
+        def f(x):
+            if not np.array_equal(x, [0.5, 2.0]):
+                raise ValueError("only at the point")
+            return np.sum(x**2)
+        def g(x):
+            return 7 * x  # wrong, and nothing around the point can say so
+    """))  # fmt: skip
+    r = cli(["check", "--python", f"{path}:f", "--grad", f"{path}:g", "--set", "x=[0.5,2.0]"])
+    assert r.code == 1, r.out + r.err
+
+
+def test_a_failure_whose_explanation_leaves_the_domain_is_still_a_failure(cli, tmp_path):
+    path = tmp_path / "domain.py"
+    path.write_text(DOMAIN)
+    r = cli(["check", "--python", f"{path}:cube_wrong", "--set", "x=[1.0,-0.5]"])
+    assert r.code == 1, r.out + r.err
+    namespace: dict = {}
+    exec(compile(DOMAIN, str(path), "exec"), namespace)  # noqa: S102 - the test's code
+    x = agrad.tensor([1.0, -0.5], dtype=agrad.float64, requires_grad=True)
+    assert agrad.autograd.gradcheck(namespace["cube_wrong"], (x,), raise_exception=False) is False
