@@ -343,3 +343,25 @@ def test_a_failure_whose_explanation_leaves_the_domain_is_still_a_failure(cli, t
     exec(compile(DOMAIN, str(path), "exec"), namespace)  # noqa: S102 - the test's code
     x = agrad.tensor([1.0, -0.5], dtype=agrad.float64, requires_grad=True)
     assert agrad.autograd.gradcheck(namespace["cube_wrong"], (x,), raise_exception=False) is False
+
+
+def test_golden_values_of_a_fast_case_are_the_gradient(cli, tmp_path):
+    (tmp_path / "fns.py").write_text(textwrap.dedent("""
+        import numpy as np
+        def f(x): return np.sum(np.sin(x) * x)
+        def f_grad(x): return np.cos(x) * x + np.sin(x)
+    """))  # fmt: skip
+    suite = tmp_path / "checks.toml"
+    case = ('[[case]]\nname = "fast"\npython = "fns.py:f"\ngrad = "fns.py:f_grad"\n'
+            'set = {{ x = "[0.5,-1.5,2,0.1,0.2]" }}\nfast = true\n{more}')  # fmt: skip
+    suite.write_text(case.format(more=""))
+    assert cli(["check", "--suite", str(suite), "--update-golden"]).code == 0
+    recorded = json.loads((tmp_path / "checks.golden.json").read_text())["fast"]["grads"]["x"]
+    x = np.array([0.5, -1.5, 2, 0.1, 0.2])
+    np.testing.assert_allclose(recorded, np.cos(x) * x + np.sin(x), rtol=1e-12)  # algebra
+    for more in ("directions = 4\n", "fast = false\n"):  # how it is checked is not what it is
+        suite.write_text(
+            case.format(more=more).replace("fast = true\nfast = false", "fast = false")
+        )
+        r = cli(["check", "--suite", str(suite)])
+        assert r.code == 0, r.out + r.err

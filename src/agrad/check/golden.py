@@ -104,11 +104,13 @@ def of_report(report: Any, target: Any) -> dict[str, Any]:
     value = (var if var.fallback is None else var.fallback()).value()
     value = value.reshape(target.output_shape(name))
     key = "grads" if value.size == 1 else "jacobian"
-    return {
-        "value": value.tolist(),
-        key: {n: v.analytic.reshape(v.out_shape + v.in_shape).tolist()
-              for n, v in report.variables.items()},
-    }  # fmt: skip
+    # The claim itself, not the report's rows: under --fast those are projections along
+    # random directions (QA round 13: they were recorded as the gradient).
+    claimed = {}
+    for n in report.variables:
+        shape = target.output_shape(n) + target.function(n).base.shape
+        claimed[n] = np.asarray(target.claim(n)).reshape(shape).tolist()
+    return {"value": value.tolist(), key: claimed}
 
 
 def with_hand(recorded: dict[str, Any], report: Any) -> dict[str, Any]:
