@@ -365,3 +365,21 @@ def test_golden_values_of_a_fast_case_are_the_gradient(cli, tmp_path):
         )
         r = cli(["check", "--suite", str(suite)])
         assert r.code == 0, r.out + r.err
+
+
+def test_integer_labels_from_a_npy_reach_a_python_function_as_integers(cli, tmp_path):
+    np.save(tmp_path / "y.npy", np.array([2, 0]))
+    (tmp_path / "ce.py").write_text(textwrap.dedent("""
+        import agrad.nn.functional as F
+        def ce(z, y):
+            assert y.dtype.is_floating_point is False  # class indices, as saved
+            return F.cross_entropy(z, y)
+    """))  # fmt: skip
+    r = cli(["check", "--python", f"{tmp_path / 'ce.py'}:ce", "--set",
+             "z=[[0.3,-1.2,2.0],[0.1,0.4,-0.5]]", "--set", f"y=@{tmp_path / 'y.npy'}",
+             "--wrt", "z"])  # fmt: skip
+    assert r.code == 0, r.out + r.err
+    # a program binds them in its dtype, as every value
+    r = cli(["eval", "sum(y * w)", "--set", f"y=@{tmp_path / 'y.npy'}", "--set", "w=0.5",
+             "--wrt", "w", "--format", "json"])  # fmt: skip
+    assert r.code == 0 and json.loads(r.out)["value"] == 1.0

@@ -49,7 +49,8 @@ def parse_value(
     seed: int | None = 0,
     max_elements: int = DEFAULT_MAX_ELEMENTS,
 ) -> np.ndarray:
-    """The array a ``--set`` value denotes (float64; the run casts to its dtype)."""
+    """The array a ``--set`` value denotes: float64, or a .npy/.npz's own integers or
+    booleans (a run casts it to its dtype; a --python function gets it as it is)."""
     if text.startswith("@"):
         return load_file(text[1:], option, max_elements)
     from .program import Program  # the language is only loaded when a value needs it
@@ -98,6 +99,10 @@ def load_file(spec: str, option: str = "--set", max_elements: int = DEFAULT_MAX_
     if array.dtype.kind not in "biuf":
         raise AgradValueError(f"{where}: {path!r} holds {array.dtype} data; agrad needs numbers")
     _check_count(array.size, where, path, max_elements)
+    if suffix in (".npy", ".npz") and array.dtype.kind in "biu":
+        # integers and booleans stored as such stay so: a --python function's class labels
+        # (a program casts every value to its dtype when it binds it)
+        return array
     return array.astype(np.float64)
 
 
