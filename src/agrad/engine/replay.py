@@ -10,6 +10,7 @@ them again as the engine does, recording a graph to differentiate (``agrad fit``
 from __future__ import annotations
 
 from collections.abc import Sequence
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -18,7 +19,7 @@ from .graph_order import _topological
 from .node import Node
 from .tensor import Tensor, wrap
 
-_LEAF, _NODE, _CONST, _FRESH = 0, 1, 2, 3
+_LEAF, _NODE, _CONST = 0, 1, 2
 
 
 class Tape:
@@ -108,8 +109,13 @@ class Rerecord:
     every node is an op-table node of one output that writes into nothing.
     """
 
-    def __init__(self, steps: list[tuple], fresh: list[np.ndarray], root: int) -> None:
-        self.steps, self.fresh, self.root = steps, fresh, root
+    def __init__(self, leaves: int, fresh: list[np.ndarray], constants: list, steps: list) -> None:
+        # One list of values per call: the leaves, the other leaves made anew, the
+        # constants, then each step's output in turn; a step reads its operands from it
+        # with an itemgetter (a call in C, not a comprehension: fit runs this every step).
+        self.leaves, self.fresh, self.constants = leaves, fresh, constants
+        self.steps = [(op, itemgetter(*where), len(where) == 1, params)
+                      for op, where, params in steps]  # fmt: skip
 
     @classmethod
     def of(cls, output: Tensor, leaves: Sequence[Tensor]) -> Rerecord | None:
@@ -117,51 +123,59 @@ class Rerecord:
         the graph is not one `Rerecord` can repeat."""
         if output.grad_fn is None:
             return None
-        slot_of_leaf = {id(t): k for k, t in enumerate(leaves)}
+        nodes = _topological([output.grad_fn])[::-1]  # producers first
+        slot: dict[int, int] = {id(t): k for k, t in enumerate(leaves)}
         fresh: list[np.ndarray] = []  # other leaves that require grad: made anew each time
-        fresh_slot: dict[int, int] = {}
-        index: dict[int, int] = {}
+        constants: list = []
+        for node in nodes:  # (the leaves made anew and the constants come first)
+            for x, producer in zip(node.inputs, node.next, strict=True):
+                if type(producer) is Tensor and id(producer) not in slot:
+                    slot[id(producer)] = len(leaves) + len(fresh)
+                    fresh.append(producer._array)
+                elif producer is None:
+                    constants.append(x)
         steps: list[tuple] = []
-        for node in _topological([output.grad_fn])[::-1]:  # producers first
+        kept = len(leaves) + len(fresh)
+        outputs = kept + len(constants)
+        for node in nodes:
             op = node.op
             if not node.plain or op.mutates or node.outputs != 1:
                 return None
-            refs: list[tuple[int, Any]] = []
+            where = []
             for x, producer in zip(node.inputs, node.next, strict=True):
                 if producer is None:
-                    refs.append((_CONST, x))
+                    where.append(kept)
+                    kept += 1
                 elif getattr(x, "_output_nr", 0) != 0:
                     return None
-                elif isinstance(producer, Node):
-                    refs.append((_NODE, index[id(producer)]))
-                elif id(producer) in slot_of_leaf:
-                    refs.append((_LEAF, slot_of_leaf[id(producer)]))
                 else:
-                    if id(producer) not in fresh_slot:
-                        fresh_slot[id(producer)] = len(fresh)
-                        fresh.append(producer._array)
-                    refs.append((_FRESH, fresh_slot[id(producer)]))
+                    where.append(slot[id(producer)])
             if op.prepare is not None and not _prepared(op, node):
                 return None
-            index[id(node)] = len(steps)
-            steps.append((op, tuple(refs), node.params))
-        return cls(steps, fresh, index[id(output.grad_fn)])
+            slot[id(node)] = outputs + len(steps)
+            steps.append((op, tuple(where), node.params))
+        if slot[id(output.grad_fn)] != outputs + len(steps) - 1:
+            return None  # (the output is the last step, as a topological order has it)
+        return cls(len(leaves), fresh, constants, steps)
 
     def __call__(self, leaves: Sequence[Tensor]) -> Tensor:
         """The output recorded with ``leaves`` (tensors that require grad, one for each of
         the first recording's) in place of the first recording's."""
         from .ops import apply  # (the op table imports this module's users)
 
-        fresh = [wrap(a, True) for a in self.fresh]
-        values: list[Tensor] = []
-        for op, refs, params in self.steps:
-            args = [
-                values[r] if kind == _NODE else leaves[r] if kind == _LEAF
-                else fresh[r] if kind == _FRESH else r
-                for kind, r in refs
-            ]  # fmt: skip
-            values.append(apply(op, *args, **params))
-        return values[self.root]
+        values = list(leaves)
+        if len(values) != self.leaves:
+            raise ValueError(f"expected {self.leaves} leaves, got {len(values)}")
+        for array in self.fresh:
+            values.append(wrap(array, True))
+        values += self.constants
+        push = values.append
+        for op, operands, single, params in self.steps:
+            if single:
+                push(apply(op, operands(values), **params))
+            else:
+                push(apply(op, *operands(values), **params))
+        return values[-1]
 
 
 def _prepared(op: Any, node: Node) -> bool:

@@ -82,16 +82,16 @@ def fit(
     leaves = list(params.values())  # their arrays are updated in place by the optimizer
     forward = _Forward(session, prepared, list(params))
     last = [p._array.copy() for p in leaves]  # the values of the last finite loss
+    history = result.history
     for step in range(steps + 1):
         output, made = forward(leaves)
         loss = float(output._array.item())
         if not math.isfinite(loss):
             result.diverged, result.diverged_at = True, step
             break
-        result.history.append(loss)
+        history.append(loss)
         for kept, p in zip(last, leaves, strict=True):
             kept[...] = p._array
-        result.loss, result.steps = loss, step
         if on_step is not None:
             on_step(step, loss, {n: a.copy() for n, a in zip(params, last, strict=True)})
         if step == steps:
@@ -108,8 +108,9 @@ def fit(
             elif leaf is not p:  # (the program's own leaves: a run of it)
                 p._grad = g
         opt.step()
-    if result.history:
+    if history:
         result.values = dict(zip(params, last, strict=True))
+        result.loss, result.steps = history[-1], len(history) - 1
     return result
 
 
@@ -128,12 +129,13 @@ class _Forward:
         # (None when it is the default already: entered every step, it then costs nothing)
         dtype = prepared.dtype
         self.dtype = session_dtype(None if dtype == get_default_dtype() else dtype)
+        self.paused = paused_gc()  # (the CLI's pause; one object, entered every step)
 
     def __call__(self, params: list[Tensor]) -> tuple[Tensor, list[Tensor]]:
         """The output at the values of ``params``, and the leaves it was computed from."""
         if self.rerecord is not None:
             try:
-                with self.dtype, paused_gc():
+                with self.dtype, self.paused:
                     return self.rerecord(params), params
             except Exception:  # noqa: BLE001 - the program runs instead, and says what
                 self.rerecord = None
