@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import AgradAutogradError, AgradTypeError
+from ...errors import AgradAutogradError
 from ...records import field, record, replace
 from .. import batching, limits, views
 from ..escapes import read_values
@@ -38,7 +38,7 @@ from ..shape_rules import (  # noqa: F401 - re-exported for the entries
     same_shape,
 )
 from ..tensor import COMPLEX_GRAD_ERROR, WRITES, Tensor, wrap
-from .failures import explain_failure
+from .failures import explain_failure, tracked_parameter
 from .limit_check import check_limit
 
 # Families: how an entry's public functions are made. The first four are generated from the
@@ -251,9 +251,9 @@ def _applier(intercepted: bool) -> Callable[..., Tensor]:
         else:
             datas = [x._array if isinstance(x, Tensor) else x for x in inputs]
         if params:  # a number parameter given a tensor the gradient flows through
-            for value in params.values():
+            for key, value in params.items():
                 if value.__class__ is Tensor and value._rg:
-                    _refuse_tracked_parameter(op, params)
+                    raise tracked_parameter(op, key)
         if LIMIT.elements is not None and op.grows:  # (the language sets a limit)
             check_limit(op, datas, params)
         if op.prepare is not None:  # parameters found from the operands
@@ -333,16 +333,6 @@ being recorded."""
 
 _new = object.__new__
 _FLOAT64 = np.dtype(np.float64)
-
-
-def _refuse_tracked_parameter(op: Op, params: dict) -> None:
-    """PyTorch's TypeError for a tensor where a number goes: as a parameter (not an
-    operand) its gradient would be lost in silence, and a check would pass the loss."""
-    name = next(k for k, v in params.items() if isinstance(v, Tensor) and v._rg)
-    raise AgradTypeError(
-        f"{op.api_name or op.name}(): argument '{name}' must be a number, not a Tensor that "
-        "requires grad (its gradient would be lost); pass a number, or .item() to cut it"
-    )
 
 
 def _untracked(op: Op, x: Any, out: np.ndarray, params: dict) -> Tensor:

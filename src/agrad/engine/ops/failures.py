@@ -7,7 +7,13 @@ from typing import Any
 
 import numpy as np
 
-from ...errors import AgradError, AgradLimitError, AgradShapeError, AgradValueError
+from ...errors import (
+    AgradError,
+    AgradLimitError,
+    AgradShapeError,
+    AgradTypeError,
+    AgradValueError,
+)
 
 
 def explain_failure(op: Any, datas: Sequence, params: dict, exc: Exception) -> Exception:
@@ -19,6 +25,15 @@ def explain_failure(op: Any, datas: Sequence, params: dict, exc: Exception) -> E
     except (AgradShapeError, AgradValueError, AgradLimitError) as err:
         return with_op_name(op, err)
     return AgradValueError(f"{op.name}: {exc} (operand shapes {fmt_shapes(shapes)})")
+
+
+def tracked_parameter(op: Any, name: str) -> AgradTypeError:
+    """PyTorch's TypeError for a tensor where a number goes: as a parameter (not an
+    operand) its gradient would be lost in silence, and a check would pass the loss."""
+    return AgradTypeError(
+        f"{op.api_name or op.name}(): argument '{name}' must be a number, not a Tensor that "
+        "requires grad (its gradient would be lost); pass a number, or .item() to cut it"
+    )
 
 
 def with_op_name(op: Any, err: AgradError) -> Exception:
