@@ -383,3 +383,43 @@ def test_integer_labels_from_a_npy_reach_a_python_function_as_integers(cli, tmp_
     r = cli(["eval", "sum(y * w)", "--set", f"y=@{tmp_path / 'y.npy'}", "--set", "w=0.5",
              "--wrt", "w", "--format", "json"])  # fmt: skip
     assert r.code == 0 and json.loads(r.out)["value"] == 1.0
+
+
+# QA round 14
+
+
+def test_running_statistics_that_require_grad_are_refused_as_pytorch_refuses_them(cli):
+    # batch_norm's running statistics are read as constants: from a --wrt variable, their
+    # gradient was 0 and `agrad check` passed it (truth, by algebra: d/dm = [-6, -5]).
+    r = cli(["check", "sum(batch_norm(x, running_mean=m, running_var=v, training=false)**2)",
+             "--wrt", "m,v", "--set", "x=[[1.,2.],[3.,5.]]", "--set", "m=[0.5,1.]",
+             "--set", "v=[1.,2.]"])  # fmt: skip
+    assert r.code == 2 and "not differentiable with respect to argument 'running_mean'" in r.err
+    torch = require_torch()
+    for T in (torch, agrad):
+        x = T.tensor([[1.0, 2.0], [3.0, 5.0]], dtype=T.float64)
+        m = T.tensor([0.5, 1.0], dtype=T.float64, requires_grad=True)
+        with pytest.raises(RuntimeError, match="not differentiable with respect to argument"):
+            T.nn.functional.batch_norm(x, m, T.ones(2, dtype=T.float64), training=False)
+
+
+def test_a_program_that_reads_a_variable_outside_the_graph_is_run_by_the_check(cli):
+    # the escape counter, not a list of functions, says the replay holds something fixed:
+    # tensor(w) and one_hot(w) read w's values (one_hot as positions: a jump the replay
+    # cannot see), so the check runs the program.
+    from agrad.check.language import ProgramTarget
+
+    for program, sets, escaped in [("sum(tensor(w) * x)", ["w=1.5", "x=[1,2]"], True),
+                                   ("sum(w * x)", ["w=1.5", "x=[1,2]"], False)]:  # fmt: skip
+        from agrad.lang.session import Session
+
+        target = ProgramTarget(Session.create(program, sets, ["w"]))
+        assert target.escaped is escaped, program
+
+
+def test_a_vector_index_computed_from_a_variable_is_refused(cli):
+    r = cli(["eval", "sum(x[w])", "--set", "x=[1,2,3]", "--set", "w=[0,1]", "--wrt", "w"])
+    assert r.code == 2 and "carries no gradient" in r.err
+    r = cli(["eval", "sum(x[i])", "--set", "x=[1,2,3]", "--set", "i=[0,1]", "--wrt", "x",
+             "--format", "json"])  # fmt: skip
+    assert r.code == 0 and json.loads(r.out)["grads"]["x"] == [1, 1, 0]

@@ -43,10 +43,13 @@ PROGRAMS = [
     ("sum(tensor(w) * x) + w**2", ["x=[1,2]", "w=1.5"], "w", False),
     ("sum((w > 0) * x * w) + w**2", ["x=[1,2]", "w=1.5"], "w", False),
     ("y = x * 1\ny[0] = w\nsum(y**2)", ["x=[1,2]", "w=1.5"], "w", False),
+    # a constant made inside a composite from the values (logdet's nan where det < 0): the
+    # determinant changes sign on the way, and the program's run diverges there (QA 14)
+    ("logdet(w) + sum(w**2)", ["w=[[2,1],[0.5,3]]"], "w", False),
 ]
 
 
-def _fit(program, sets, wrt, steps=25, lr=0.05, rerecord=True, dtype=None, monkeypatch=None):
+def _fit(program, sets, wrt, steps=25, lr=0.1, rerecord=True, dtype=None, monkeypatch=None):
     used = []
     original = replay.Rerecord.of
 
@@ -75,7 +78,7 @@ def test_the_rerecording_gives_the_programs_numbers(monkeypatch, program, sets, 
     assert used is rerecorded
     slow, _ = _fit(program, sets, wrt, rerecord=False, monkeypatch=monkeypatch)
     _same(fast, slow)
-    assert len(fast.history) == 26
+    assert len(fast.history) == 26 or fast.diverged
 
 
 def test_float32_and_adam(monkeypatch):

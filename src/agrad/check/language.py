@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..engine.autograd import grad as autograd_grad
+from ..engine.escapes import ESCAPES
 from ..engine.functional import batched_jacobian
 from ..engine.replay import Tape
 from ..engine.tensor import wrap
@@ -32,7 +33,11 @@ class ProgramTarget:
 
     def __init__(self, session: Session) -> None:
         self.session = session
+        escaped = ESCAPES[1]
         self.run = session.run()
+        # a value that requires grad read outside the graph (tensor(w), a running statistic,
+        # a position): the replay would hold what it made fixed (see `program_runs`)
+        self.escaped = ESCAPES[1] != escaped
         self.output = self.run.output
         self.tensors = session.targets(self.run)
         if not self.tensors:
@@ -57,7 +62,7 @@ class ProgramTarget:
         replay = tape_batch(tape, base)
         runs = self._runs(name)
         if runs is None:  # an intermediate: the program cannot be run with its value
-            fixed = fixed_by_value(self.session.program, tape, self.run)
+            fixed = fixed_by_value(self.session.program, tape, self.escaped)
             if fixed:
                 raise AgradValueError(
                     f"check --wrt {name}: {name} is computed by the program, and the program "
@@ -66,7 +71,7 @@ class ProgramTarget:
                     "jumps and kinks that makes: name the inputs it is computed from in --wrt"
                 )
             return Variable(base, replay, exact)
-        if not fixed_by_value(self.session.program, tape, self.run):
+        if not fixed_by_value(self.session.program, tape, self.escaped):
             return Variable(base, replay, exact)  # the program is its replay
         return backed(base, replay, exact, *runs)
 

@@ -32,18 +32,18 @@ from .targets import Batch, Variable, pointwise
 
 COMPARISONS = frozenset({"<", "<=", ">", ">=", "==", "!="})
 BY_VALUE = frozenset({"one_hot", "cross_entropy"})  # integer inputs read as positions
-DETACHING = frozenset({"tensor"})  # a new leaf from the values of its argument
 PER_ELEMENT = 4096  # elements checked one by one (two runs of the program each)
 PROBES = 4  # beyond: directions (random signs, then Gaussian), each both ways
 BLOCK = 2**20  # point elements per replayed block while they are
 
 
-def fixed_by_value(program: Any, tape: Any, run: Any) -> str:
-    """What the replay of ``program`` (recorded in ``run``) holds fixed at the point ('' for
-    nothing)."""
+def fixed_by_value(program: Any, tape: Any, escaped: bool) -> str:
+    """What the replay of ``program`` holds fixed at the point ('' for nothing);
+    ``escaped``: whether its recording run read a value that requires grad outside the
+    graph (`engine.escapes`: tensor(w), a batch norm's running statistics, ...)."""
     instrs = program.parsed.instrs
-    if _detached(instrs, run):
-        return "makes a new leaf of a value computed from a variable (tensor(...))"
+    if escaped:
+        return "reads a value computed from a variable outside the graph"
     if _comparisons(instrs):
         return "compares values"
     if _read_as_positions(instrs):
@@ -63,19 +63,6 @@ def fixed_slots(program: Any) -> list[int]:
     instrs = program.parsed.instrs
     found = _comparisons(instrs) + _read_as_positions(instrs) + _computed_indices(instrs)
     return sorted(set(found))
-
-
-def _detached(instrs: Any, run: Any) -> list[int]:
-    """The calls of ``tensor`` that made a new leaf of a value the gradient flows through:
-    the replay holds that value fixed (its gradient is cut, as PyTorch's torch.tensor
-    cuts it), while the program, run, moves with the variable."""
-    return [
-        k
-        for k, i in enumerate(instrs)
-        if i.kind == "CALL"
-        and i.name in DETACHING
-        and any(getattr(run.slots[a], "requires_grad", False) for a in i.args)
-    ]
 
 
 def fixed_values(run: Any, slots: list[int]) -> list[np.ndarray]:

@@ -13,9 +13,10 @@ kink it makes (two jumps of opposite weight even cancel in every value a probe s
 
 from typing import Any
 
-# [0]: every escape; [1]: those of a tracked value (one that requires grad), the only ones
-# that can hold something fixed in a replay whose leaves take new values (`agrad fit`'s: a
-# random draw repeats there, since every run of a program is seeded alike).
+# [0]: every escape; [1]: those of a tracked value (one that requires grad), and every
+# constant of a graph made from a tracked value's values (`decided_by`): what a replay
+# whose leaves take new values would hold fixed (`agrad fit`'s and the language checker's;
+# a random draw repeats there, since every run of a program is seeded alike).
 ESCAPES = [0, 0]
 
 
@@ -24,6 +25,17 @@ def escape(t: Any) -> None:
     ESCAPES[0] += 1
     if getattr(t, "_rg", False):
         ESCAPES[1] += 1
+
+
+def decided_by(*tensors: Any) -> None:
+    """Count it when one of ``tensors`` is tracked: a constant of the graph (a mask, a sign,
+    which branch of a composite) is being made from its values. The graph is still the
+    function's own near the point (the checker's replay of a Python function, cross-checked
+    by calls, keeps it), but not where those values change (`agrad fit`'s replay)."""
+    for t in tensors:
+        if getattr(t, "_rg", False):
+            ESCAPES[1] += 1
+            return
 
 
 def read_values(*tensors: Any) -> None:

@@ -11,6 +11,7 @@ import numpy as np
 
 from ..errors import AgradShapeError, AgradValueError
 from .args import as_tensor, first
+from .escapes import read_values
 from .ops import TABLE, apply
 from .public import public
 from .tensor import Tensor
@@ -87,6 +88,7 @@ def slogdet(x: Any) -> SignLogAbsDet:
     """(sign, log|det|) of a square matrix; the second carries the gradient inv(A)ᵀ."""
     x = first(x)
     logabsdet = apply(OP["slogdet"], x)
+    read_values(x)  # the sign: an untracked result that changes with the values
     sign = np.sign(np.linalg.det(x._array)) if x._array.size else np.ones(x.shape[:-2])
     return SignLogAbsDet(as_tensor(np.asarray(sign, dtype=x.dtype)), logabsdet)
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import AgradValueError
+from ..errors import AgradAutogradError, AgradValueError
 from . import shaping
 from .args import first
 from .creation import tensor
@@ -184,6 +184,12 @@ def batch_norm(
     x = first(input)
     channels = x.shape[1] if x.ndim > 1 else 0
     w, b = _filled(weight, channels, x, 1.0), _filled(bias, channels, x, 0.0)
+    for name, stat in (("running_mean", running_mean), ("running_var", running_var)):
+        if isinstance(stat, Tensor) and stat.requires_grad:  # (its gradient would be lost)
+            raise AgradAutogradError(
+                f"The function 'native_batch_norm' is not differentiable with respect to "
+                f"argument '{name}'. This input cannot have requires_grad True."
+            )
     stats = {}
     if not training or running_mean is None:
         stats = {"running_mean": _array(running_mean), "running_var": _array(running_var)}

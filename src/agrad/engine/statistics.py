@@ -17,7 +17,7 @@ import numpy as np
 from ..errors import AgradShapeError, AgradValueError
 from . import shaping
 from .args import as_tensor, first
-from .escapes import read_values
+from .escapes import decided_by, read_values
 from .gathering import gather_along
 from .ops.core import normalize_axis
 from .public import API, public
@@ -129,6 +129,7 @@ def quantile(input: Any, q: Any, dim: int | None = None, keepdim: bool = False, 
     shape[d] = -1
     w = np.reshape(weight, shape) if np.ndim(weight) else weight
     out = API["add"](a, API["mul"](API["sub"](b, a), w))
+    decided_by(xs)  # whether a slice holds a nan decides which value it takes
     has_nan = np.isnan(xs._array).any(axis=d, keepdims=True)
     if has_nan.any():  # PyTorch's quantile of a slice with a nan is that nan
         last = shaping.index(values, lead + (slice(n - 1, n),))
@@ -149,6 +150,7 @@ def _sorted(x: Tensor, d: int) -> Tensor:
 def nansum(input: Any, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Tensor:  # noqa: A002
     """The sum of the non-nan elements (nan elements get no gradient)."""
     x = first(input)
+    decided_by(x)  # the nan mask is a constant of the graph
     kept = API["where"](np.isnan(x._array), 0.0, x)
     return API["sum"](kept, dim, keepdim)
 

@@ -18,7 +18,7 @@ from ..engine.tensor import Tensor, wrap
 from ..errors import AgradError, AgradLimitError, AgradNameError, AgradValueError
 from ..records import field, record
 from . import ir
-from .functions import CONSTANTS, TABLE, Function, LangList, as_int, to_tensor
+from .functions import CONSTANTS, TABLE, Function, LangList, as_int, constant, to_tensor
 from .naming import check_method, keyword_aliases, suggest, trailing_sizes
 from .steps import ARITH as _ARITH
 from .steps import COMPARE as _COMPARE
@@ -206,9 +206,10 @@ class Executor:
                 key.append(item)
             else:
                 value = to_tensor(slots[item], keep_bool=True)
-                key.append(
-                    as_int(value, "index", "index") if value.ndim == 0 else np.asarray(value._array)
-                )
+                if value.ndim == 0:
+                    key.append(as_int(value, "index", "index"))
+                else:  # positions: constants of the graph, as a number is
+                    key.append(np.asarray(constant(value, "index", "index")._array))
         return tuple(key)
 
     def store(self, name: str, value: Tensor) -> Tensor:

@@ -100,7 +100,7 @@ def as_int(value: Any, fn: str, param: str) -> int:
 
 
 def as_ints(value: Any, fn: str, param: str) -> tuple[int, ...] | int:
-    v = _constant(to_tensor(value), fn, param)
+    v = constant(to_tensor(value), fn, param)
     if v.ndim == 0:
         return as_int(v, fn, param)
     flat = v._array.reshape(-1)
@@ -118,7 +118,7 @@ def as_ints(value: Any, fn: str, param: str) -> tuple[int, ...] | int:
 
 
 def as_float(value: Any, fn: str, param: str) -> float:
-    v = _constant(to_tensor(value), fn, param)
+    v = constant(to_tensor(value), fn, param)
     if v._array.size != 1:
         raise AgradValueError(
             f"{fn}: {param} must be a number, got a tensor of shape {tuple(v.shape)}"
@@ -126,7 +126,7 @@ def as_float(value: Any, fn: str, param: str) -> float:
     return float(v._array.reshape(-1)[0])
 
 
-def _constant(v: Tensor, fn: str, param: str) -> Tensor:
+def constant(v: Tensor, fn: str, param: str) -> Tensor:
     """``v``, refused if a gradient flows through it: a parameter read as a number (an
     axis, a size, a bound, a rate) is a constant of the graph, so the gradient of whatever
     it was computed from would be silently lost through it."""

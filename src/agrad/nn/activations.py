@@ -17,6 +17,7 @@ import numpy as np
 
 from ..engine import functions as F
 from ..engine.args import first
+from ..engine.escapes import decided_by
 from ..engine.tensor import Tensor
 from ..errors import AgradShapeError
 
@@ -25,7 +26,10 @@ SELU_SCALE = 1.0507009873554804934193349852946
 
 
 def _data(x: Tensor) -> np.ndarray:
-    return x._array  # (the library's own read: not a value leaving the graph)
+    # (the library's own read, for a mask: not a value leaving the graph, but a constant of
+    # it made from the values, which a replay at other values must not hold fixed)
+    decided_by(x)
+    return x._array
 
 
 def _source(x: Tensor, inplace: bool) -> Tensor:

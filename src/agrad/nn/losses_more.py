@@ -13,6 +13,7 @@ import numpy as np
 
 from ..engine import functions as F
 from ..engine.args import as_tensor, first
+from ..engine.escapes import decided_by
 from ..engine.nn_public import legacy_reduction
 from ..engine.tensor import Tensor
 from ..errors import AgradShapeError, AgradValueError
@@ -24,7 +25,10 @@ def _as(x: Any) -> Tensor:
 
 
 def _data(x: Tensor) -> np.ndarray:
-    return x._array  # (the library's own read: not a value leaving the graph)
+    # (the library's own read, for a mask: not a value leaving the graph, but a constant of
+    # it made from the values, which a replay at other values must not hold fixed)
+    decided_by(x)
+    return x._array
 
 
 def _clamped_below(x: Tensor, low: float) -> Tensor:
