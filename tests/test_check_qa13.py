@@ -423,3 +423,18 @@ def test_a_vector_index_computed_from_a_variable_is_refused(cli):
     r = cli(["eval", "sum(x[i])", "--set", "x=[1,2,3]", "--set", "i=[0,1]", "--wrt", "x",
              "--format", "json"])  # fmt: skip
     assert r.code == 0 and json.loads(r.out)["grads"]["x"] == [1, 1, 0]
+
+
+@pytest.mark.parametrize(
+    ("program", "sets"),
+    [("sum(clip(x, min=w)**2)", ["x=[1.,2.,3.]", "w=2."]), ("sum(abs(x))", ["x=[0.,2.,3.]"])],
+)
+def test_a_fast_check_at_a_kink_fails_as_a_kink_and_says_what_to_do(cli, program, sets):
+    # (QA round 14: a right claim at a tie was "not a subgradient", the claim equal to one
+    # of the one-sided derivatives it was said to be outside of)
+    wrt = "x,w" if "w" in program else "x"
+    args = ["check", program, "--wrt", wrt, *[a for s in sets for a in ("--set", s)]]
+    assert cli(args).code == 0  # the full check judges the subgradients
+    r = cli([*args, "--fast"])
+    assert r.code == 1
+    assert "not a subgradient" not in r.out and "check without --fast" in r.out

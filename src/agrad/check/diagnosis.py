@@ -141,6 +141,16 @@ def _precision(report, var, f0, options, i, j, where, count, a, n) -> Diagnosis:
 
 def _kink(report, var, f0, options, i, j, where, count, a, n) -> Diagnosis:
     left, right = report.left[i, j], report.right[i, j]
+    if options.fast:
+        return Diagnosis(
+            "kink",
+            f"not differentiable along {count} random direction(s), where a fast check cannot "
+            "judge the gradient (a subgradient of one element can hide an error in another; "
+            f"check without {options.advice('fast')}): along {where} the one-sided "
+            f"derivatives are {_g(left)} (left) and {_g(right)} (right), the gradient's "
+            f"projection is {_g(a)}",
+            {"one_sided": [float(left), float(right)]},
+        )
     return Diagnosis(
         "kink",
         f"not differentiable at {count} element(s) ({options.advice('strict')}): at "

@@ -162,6 +162,7 @@ ADVICE: dict[str, tuple[str, str, str, str]] = {
         "CheckOptions' budget max_seconds=",
         f"use fast_mode=True {_FAST}, or smaller inputs",
     ),
+    "fast": ("--fast", "fast = true", "fast=True", "fast_mode=True"),
     "method complex": (
         "--method complex",
         'method = "complex"',

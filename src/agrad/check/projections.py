@@ -19,7 +19,7 @@ from .options import CheckOptions
 from .report import Diagnosis, VariableReport
 from .targets import Target
 from .taylor import taylor
-from .verdict import FAIL, PASS, RULE, UNDECIDED, Tolerance, judge
+from .verdict import FAIL, PASS, RULE, STRICT_KINK, UNDECIDED, Tolerance, judge
 
 
 def _directions(n: int, m: int, count: int, rng: np.random.Generator):
@@ -149,6 +149,11 @@ def _compare(target, name, var, options, claim, f0, base, scale, v, u=None, out_
     verdicts, reasons = judge(
         claim, numeric, tau, strict=True, accuracy=accuracy, given=tol.atol is not None
     )
+    # A kink along a direction fails, whatever the claim's projection: a subgradient of one
+    # element can hide an error in another (between the one-sided derivatives or not, which
+    # their estimates' error decides at the ends: a right claim was "not a subgradient").
+    kinked = numeric.kind == S.KINK
+    verdicts[kinked], reasons[kinked] = FAIL, STRICT_KINK
     report = _report(name, target, claim, numeric, tau, verdicts, reasons, options, out_shape)
     report.evaluations = numeric.evaluations
     if not report.ok:
