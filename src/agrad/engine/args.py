@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import AgradValueError
+from ..errors import AgradTypeError, AgradValueError
 from .dtypes import get_default_dtype, to_dtype
 from .escapes import read_values
 from .ops.core import TABLE, apply
@@ -20,6 +20,20 @@ from .tensor import Tensor, to_data, wrap
 
 SCALAR = (numbers.Number, np.generic)
 _PASS_THROUGH = (Tensor, *SCALAR)
+
+
+def number(value: Any, fn: str, name: str) -> Any:
+    """A number parameter as a Python number: PyTorch's TypeError for a tensor that requires
+    grad (its gradient would be lost in silence, and a check would agree with the loss); a
+    0-d tensor without one is read, as the Python number it holds."""
+    if isinstance(value, Tensor):
+        if value._rg:
+            raise AgradTypeError(
+                f"{fn}(): argument '{name}' must be a number, not a Tensor that requires grad "
+                "(its gradient would be lost); pass a number, or .item() to cut it"
+            )
+        return value.item()
+    return value
 
 
 def as_tensor(value: Any, dtype: Any = None) -> Tensor:

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..errors import AgradValueError
 from . import limits
-from .args import as_tensor, shape_of
+from .args import as_tensor, number, shape_of
 from .dtypes import get_default_dtype
 from .escapes import escape
 from .generator import manual_seed, numpy_rng
@@ -72,7 +72,7 @@ def empty(*size: Any, dtype: Any = None, requires_grad: bool = False, **kwargs: 
 
 
 def full(size: Any, fill_value: Any, dtype: Any = None, requires_grad: bool = False) -> Tensor:
-    value = fill_value.item() if isinstance(fill_value, Tensor) else fill_value
+    value = number(fill_value, "full", "fill_value")
     if dtype is None and isinstance(value, (bool, np.bool_)):  # PyTorch infers the dtype
         dtype = np.dtype(bool)
     elif dtype is None and isinstance(value, (int, np.integer)):

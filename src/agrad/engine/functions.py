@@ -24,7 +24,17 @@ from . import (  # noqa: F401 - they register their functions
     statistics,
 )
 from . import public as _public
-from .args import SCALAR, as_tensor, astype, axis_of, first, keep_of, operand, pair  # noqa: F401
+from .args import (  # noqa: F401
+    SCALAR,
+    as_tensor,
+    astype,
+    axis_of,
+    first,
+    keep_of,
+    number,
+    operand,
+    pair,
+)
 from .escapes import read_values
 from .numeric import clamp_tensor
 from .ops import TABLE, apply
@@ -243,7 +253,7 @@ def norm(
     keepdims: Any = None,
 ) -> Tensor:
     """Vector p-norm (2 by default; 1, inf and any p > 0) over ``dim``/``axis``."""
-    order = float(p if ord is None else ord)
+    order = float(number(p if ord is None else ord, "norm", "p" if ord is None else "ord"))
     if not order > 0:
         raise AgradValueError(f"norm: ord must be positive (1, 2, inf, ...), got {order}")
     return apply(OP["norm"], first(x), ord=order, axis=axis_of(dim, axis),

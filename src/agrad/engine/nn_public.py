@@ -184,12 +184,7 @@ def batch_norm(
     x = first(input)
     channels = x.shape[1] if x.ndim > 1 else 0
     w, b = _filled(weight, channels, x, 1.0), _filled(bias, channels, x, 0.0)
-    for name, stat in (("running_mean", running_mean), ("running_var", running_var)):
-        if isinstance(stat, Tensor) and stat.requires_grad:  # (its gradient would be lost)
-            raise AgradAutogradError(
-                f"The function 'native_batch_norm' is not differentiable with respect to "
-                f"argument '{name}'. This input cannot have requires_grad True."
-            )
+    not_differentiable("native_batch_norm", running_mean=running_mean, running_var=running_var)
     stats = {}
     if not training or running_mean is None:
         stats = {"running_mean": _array(running_mean), "running_var": _array(running_var)}
@@ -197,6 +192,18 @@ def batch_norm(
     if training and running_mean is not None:
         _update_running(x, running_mean, running_var, float(momentum))
     return out
+
+
+def not_differentiable(function: str, **arguments: Any) -> None:
+    """PyTorch's refusal of a tensor that requires grad where its function reads values it
+    does not differentiate (a batch norm's running statistics, nll_loss's class weights):
+    their gradient would be lost in silence, and a check would agree with the loss."""
+    for name, value in arguments.items():
+        if isinstance(value, Tensor) and value.requires_grad:
+            raise AgradAutogradError(
+                f"The function '{function}' is not differentiable with respect to argument "
+                f"'{name}'. This input cannot have requires_grad True."
+            )
 
 
 def _array(t: Any) -> Any:
@@ -246,6 +253,7 @@ def nll_loss(
 ) -> Tensor:
     """The negative log-likelihood of class indices ``target`` under log-probabilities."""
     reduction = legacy_reduction(size_average, reduce, reduction)
+    not_differentiable("nll_loss_forward", weight=weight)
     indices = np.asarray(target)
     if indices.dtype.kind == "f" and np.all(indices == np.round(indices)):
         indices = indices.astype(np.int64)  # (the language's numbers are floats)

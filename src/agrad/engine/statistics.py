@@ -102,6 +102,8 @@ def quantile(input: Any, q: Any, dim: int | None = None, keepdim: bool = False, 
     """The q-quantiles (linear interpolation between the two neighbours, as PyTorch's
     default; 'lower', 'higher', 'nearest', 'midpoint' too)."""
     x = first(input)
+    if isinstance(q, Tensor):
+        read_values(q)  # which elements it falls between: positions from its values
     qs = np.asarray(q._array if isinstance(q, Tensor) else q, dtype=np.float64)
     if np.any((qs < 0) | (qs > 1)):
         raise AgradValueError("quantile() q values must be in the range [0, 1]")
@@ -128,6 +130,10 @@ def quantile(input: Any, q: Any, dim: int | None = None, keepdim: bool = False, 
     shape = [1] * values.ndim
     shape[d] = -1
     w = np.reshape(weight, shape) if np.ndim(weight) else weight
+    if interpolation == "linear" and isinstance(q, Tensor) and q.requires_grad:
+        # the weight moves with q, as PyTorch's: d/dq = (b - a)·(n - 1)
+        ranks = API["mul"](shaping.reshape(q, (-1,)), float(n - 1))
+        w = shaping.reshape(API["sub"](ranks, low.astype(np.float64)), tuple(shape))
     out = API["add"](a, API["mul"](API["sub"](b, a), w))
     decided_by(xs)  # whether a slice holds a nan decides which value it takes
     has_nan = np.isnan(xs._array).any(axis=d, keepdims=True)

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from ..engine import functions as F
-from ..engine.args import first
+from ..engine.args import first, number
 from ..engine.escapes import decided_by
 from ..engine.tensor import Tensor
 from ..errors import AgradShapeError
@@ -47,6 +47,10 @@ def hardtanh(
 ) -> Tensor:  # noqa: A002, E501
     """x clamped to [min_val, max_val]; gradient 1 strictly inside, 0 elsewhere (PyTorch's)."""
     x = first(input)
+    min_val, max_val = (
+        number(min_val, "hardtanh", "min_val"),
+        number(max_val, "hardtanh", "max_val"),
+    )
     a = _data(x)
     passes = ~((a <= min_val) | (a >= max_val))  # (a nan passes, as in PyTorch's kernel)
     return _out(x, F.where(passes, x, np.clip(a, min_val, max_val)), inplace)
@@ -159,6 +163,7 @@ def threshold(input: Any, threshold: float, value: float, inplace: bool = False)
 def hardshrink(input: Any, lambd: float = 0.5) -> Tensor:  # noqa: A002
     """x outside [-lambd, lambd], 0 inside (its edges included)."""
     x = first(input)
+    lambd = number(lambd, "hardshrink", "lambd")
     a = _data(x)
     return F.where(~((a >= -lambd) & (a <= lambd)), x, 0.0)
 
@@ -166,6 +171,7 @@ def hardshrink(input: Any, lambd: float = 0.5) -> Tensor:  # noqa: A002
 def softshrink(input: Any, lambd: float = 0.5) -> Tensor:  # noqa: A002
     """x - lambd above lambd, x + lambd below -lambd, 0 in between (edges included)."""
     x = first(input)
+    lambd = number(lambd, "softshrink", "lambd")
     a = _data(x)
     passes = ~((a >= -lambd) & (a <= lambd))
     return F.where(passes, F.where(a < -lambd, F.add(x, lambd), F.sub(x, lambd)), 0.0)

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from ..engine import functions as F
-from ..engine.args import first
+from ..engine.args import first, number
 from ..engine.creation import full, rand, tensor
 from ..engine.nn_public import (
     adaptive_avg_pool2d,
@@ -159,6 +159,7 @@ def log_softmax(input: Any, dim: Any = None, _stacklevel: int = 3, dtype: Any = 
 def dropout(input: Any, p: float = 0.5, training: bool = True, inplace: bool = False) -> Tensor:  # noqa: A002
     """Zero each element with probability ``p`` (agrad's generator), scale the rest by
     1/(1-p); the identity when not training."""
+    p = number(p, "dropout", "p")
     if not 0.0 <= p <= 1.0:
         raise AgradValueError(f"dropout probability has to be between 0 and 1, but got {p}")
     x = first(input)

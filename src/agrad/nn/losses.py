@@ -98,7 +98,11 @@ def cross_entropy(
     axis = 1 if x.ndim > 1 else 0
     classes = x.shape[axis]
     logp = F.log_softmax(x, axis)
-    w = None if weight is None else np.asarray(weight).reshape(_class_shape(x, axis))
+    w = None  # (a tensor: with probabilities, its gradient flows, as PyTorch's)
+    if weight is not None:
+        w = (weight if isinstance(weight, Tensor) else tensor(weight)).reshape(
+            _class_shape(x, axis)
+        )
     t = np.asarray(target)
     if t.dtype.kind == "f":  # probabilities
         if t.shape != x.shape:
