@@ -24,6 +24,7 @@ from .complex_step import complex_step
 from .cotangents import cotangent_test, mark, nondet_tol
 from .diagnosis import diagnose
 from .flat import doubt_rounded, pass_flat
+from .float32 import float32_twin
 from .ladder import ladder
 from .noise import element_noise
 from .numeric import default_eps, differences
@@ -79,6 +80,7 @@ def check_target(target: Target, options: CheckOptions) -> CheckReport:
             var = compare_variable(target, name, options, rng)
         report.variables[name] = var
         report.evaluations += var.evaluations
+    float32_twin(target, report, options)
     return report
 
 
