@@ -203,7 +203,8 @@ def _compare(target, name, var, options, rng, claim) -> VariableReport:
         analytic64 = target.claim(name, wide=True)
         if analytic64 is not None:
             analytic64 = np.asarray(analytic64, dtype=np.float64).reshape(claim.shape)
-            precision_triage(analytic64, numeric, options, size, x, estimate, verdicts, reasons)
+            precision_triage(claim, analytic64, numeric, options, size, x, estimate, verdicts,
+                             reasons)  # fmt: skip
     cotangent = None
     if claimed:  # (a given claim, --expect's formula, is no backward's)
         nonlinear, cotangent = cotangent_test(lambda u: target.vjp(name, u), claim, rng,

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .diagnosis import diagnose
-from .verdict import ELSEWHERE, FAIL, KINK, PASS, PRECISION
+from .verdict import CLAIM_NONFINITE, COTANGENT, ELSEWHERE, FAIL, REENTRANT
 
 if TYPE_CHECKING:
     from .options import CheckOptions
@@ -26,8 +26,9 @@ TWIN_GAP = 1e-2
 def float32_twin(target: Target, report: CheckReport, options: CheckOptions) -> None:
     """A float32 claim is judged by finite differences of the function in float64: only
     right where the function in float32 is that function, rounded. Where its values at
-    the point differ beyond that, no element passes: a failure that says so (as one that
-    passes only in float64 is: undecided, --allow-undecided would pass it)."""
+    the point differ beyond that, every element they judged fails, saying so (undecided,
+    --allow-undecided would pass it; "rule" or "precision" would read the twin as the
+    function)."""
     own = getattr(target, "own_value", None)
     if target.dtype == "float64" or own is None or not report.variables:
         return
@@ -43,8 +44,9 @@ def float32_twin(target: Target, report: CheckReport, options: CheckOptions) -> 
         return
     worst = int(np.argmax(np.nan_to_num(gap, nan=np.inf)))
     for var in report.variables.values():
-        # (a "precision" failure too: that triage reads the float64 twin as the function)
-        passed = (var.verdicts == PASS) | (var.verdicts == KINK) | (var.reasons == PRECISION)
+        # Every verdict the float64 differences gave (a failure's "rule" or "precision" too:
+        # they read the twin as the function); not what the backward alone shows.
+        passed = ~np.isin(var.reasons, (COTANGENT, REENTRANT, CLAIM_NONFINITE))
         var.verdicts[passed], var.reasons[passed] = FAIL, ELSEWHERE
         var.elsewhere = (float(mine[worst]), float(twin[worst]))
         if passed.any():
