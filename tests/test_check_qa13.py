@@ -499,3 +499,12 @@ def test_a_float32_backward_off_beyond_float32_rounding_is_a_wrong_rule():
     x = agrad.tensor([0.7, -1.3, 2.1], dtype=agrad.float32, requires_grad=True)
     with pytest.raises(agrad.autograd.GradcheckError, match="rule is wrong"):
         agrad.autograd.gradcheck(lambda v: Cube.apply(v).sum(), (x,), atol=1e-4, rtol=1e-3)
+
+
+@pytest.mark.parametrize("order", ["1", "2"])
+def test_an_empty_float32_variable_is_checked(cli, order):
+    # (the precision triage's row scale of no elements raised: an internal error, found by
+    # the fuzzer)
+    r = cli(["check", "sum(x*3)", "--set", "x=zeros(0)", "--wrt", "x", "--dtype", "float32",
+             "--order", order])  # fmt: skip
+    assert r.code == 0, r.err

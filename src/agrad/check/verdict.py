@@ -320,7 +320,8 @@ def precision_triage(analytic, analytic64, numeric, options, f0, x, estimate, ve
     # Only an error float32 rounding can make is "precision": within FLOAT32_ROUNDING ulps
     # of float32 at the row's scale (a float32-only backward 2% off was "the rule is
     # right, float32 rounding is not precise enough", QA round 14).
-    row = np.max(np.abs(np.nan_to_num(analytic64, posinf=0.0, neginf=0.0)), axis=1, keepdims=True)
+    finite = np.abs(np.nan_to_num(analytic64, posinf=0.0, neginf=0.0))
+    row = np.max(finite, axis=1, keepdims=True, initial=0.0)  # (no elements: 0)
     with np.errstate(invalid="ignore"):
         plausible = np.abs(analytic - compared) <= FLOAT32_ROUNDING * EPS32 * row
     precision = (verdicts == FAIL) & ~rule & (reasons == RULE) & plausible
