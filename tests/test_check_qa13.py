@@ -508,3 +508,19 @@ def test_an_empty_float32_variable_is_checked(cli, order):
     r = cli(["check", "sum(x*3)", "--set", "x=zeros(0)", "--wrt", "x", "--dtype", "float32",
              "--order", order])  # fmt: skip
     assert r.code == 0, r.err
+
+
+# QA round 15
+
+
+def test_a_hessian_block_that_is_zero_up_to_rounding_passes(cli):
+    # sum(log_softmax(x + c) * y) does not depend on c: d²/dc² = 0, claimed -1.5e-16 (the
+    # double backward's residue of terms of size 0.1), and the gradient in c rounds to
+    # 1.1e-16 at every point, so its differences are exactly 0: it failed as a wrong rule
+    r = cli(["check", "sum(log_softmax(x + c) * y)", "--set", "x=[0.3,-1.2,2.0]", "--set",
+             "c=0.5", "--set", "y=[0.2,0.3,0.5]", "--wrt", "x,c", "--order", "2"])  # fmt: skip
+    assert r.code == 0, r.out
+    # a Hessian that is wrong still fails: at 0, norm(x)² has the Hessian 2·I; autograd
+    # gives 0 there (the norm's subgradient is a constant 0)
+    r = cli(["check", "norm(x)**2", "--set", "x=[0,0,0]", "--wrt", "x", "--order", "2"])
+    assert r.code == 1, r.out

@@ -183,6 +183,9 @@ def _compare(target, name, var, options, rng, claim) -> VariableReport:
     tau, accuracy = forced.bounds(
         claim, compared, size, x, exact, None if estimate is not None else numeric.error
     )
+    floor = getattr(target, "claim_rounding", 0.0)  # (a claim's own rounding, where known)
+    if floor and tol.atol is None:
+        tau, accuracy = np.maximum(tau, floor), np.maximum(accuracy, floor)
     verdicts, reasons = judge(
         claim, numeric, tau, options.strict, estimate, accuracy, given=tol.atol is not None
     )
