@@ -122,6 +122,13 @@ def axis_of(dim: Any, axis: Any) -> Any:
     return value
 
 
+def reduced_axes(dim: Any, axis: Any) -> Any:
+    """A reduction's axes: `axis_of`'s, with no axes given (``dim=()``, ``dim=[]``) meaning
+    all of them, as in PyTorch (NumPy reduces none)."""
+    value = axis_of(dim, axis)
+    return None if value == () else value
+
+
 def keep_of(keepdim: Any, keepdims: Any) -> bool:
     """PyTorch's ``keepdim`` or NumPy's ``keepdims``."""
     return bool(keepdims if keepdim is None else keepdim)

@@ -241,11 +241,18 @@ def cdist(x1: Any, x2: Any, p: float = 2.0, compute_mode: Any = None) -> Tensor:
 
 
 def _with_mean(name: str):
-    def fn(input: Any, dim: Any = None, *, correction: Any = 1, keepdim: bool = False,  # noqa: A002
-           unbiased: Any = None) -> tuple[Tensor, Tensor]:  # fmt: skip
+    def fn(input: Any, dim: Any = None, *flags: Any, correction: Any = 1,  # noqa: A002
+           keepdim: bool = False, unbiased: Any = None) -> tuple[Tensor, Tensor]:  # fmt: skip
         x = first(input)
-        c = correction if unbiased is None else int(unbiased)
-        spread = API[name](x, dim, keepdim, correction=c)
+        # (PyTorch's positional forms, as var's and std's: (input, unbiased) and
+        # (input, dim, unbiased, keepdim))
+        if isinstance(dim, bool) and not flags:
+            dim, unbiased = None, dim
+        elif flags:
+            unbiased = flags[0]
+            keepdim = flags[1] if len(flags) > 1 else keepdim
+        kw = {} if unbiased is None else {"unbiased": unbiased}
+        spread = API[name](x, dim, keepdim=keepdim, correction=correction, **kw)
         return spread, API["mean"](x, dim, keepdim)
 
     fn.__name__ = fn.__qualname__ = f"{name}_mean"

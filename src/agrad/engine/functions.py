@@ -34,6 +34,7 @@ from .args import (  # noqa: F401
     number,
     operand,
     pair,
+    reduced_axes,
 )
 from .escapes import read_values
 from .numeric import clamp_tensor
@@ -189,7 +190,7 @@ def mean(
             "mean(): could not infer output dtype. Input dtype must be either a floating "
             f"point or complex dtype. Got: {x.dtype.name}"
         )
-    return apply(OP["mean"], x, axis=axis_of(dim, axis), keepdims=keep_of(keepdim, keepdims))
+    return apply(OP["mean"], x, axis=reduced_axes(dim, axis), keepdims=keep_of(keepdim, keepdims))
 
 
 def _spread(name: str, what: str):
@@ -198,16 +199,30 @@ def _spread(name: str, what: str):
     def fn(
         x: Any,
         dim: Any = None,
+        *flags: Any,
         keepdim: Any = None,
-        *,
         axis: Any = None,
         keepdims: Any = None,
         correction: int = 1,
         unbiased: bool | None = None,
     ) -> Tensor:
+        # PyTorch's positional forms: (input, unbiased) and (input, dim, unbiased, keepdim);
+        # keepdim is otherwise a keyword (std(x, 1, False) is the population std)
+        if isinstance(dim, bool) and not flags:
+            dim, unbiased = None, dim
+        elif flags:
+            if len(flags) > 2 or not isinstance(flags[0], (bool, np.bool_)):
+                raise TypeError(
+                    f"{name}() received an invalid combination of arguments: after dim come "
+                    "unbiased (a bool) and keepdim, as in PyTorch's "
+                    f"{name}(input, dim, unbiased, keepdim)"
+                )
+            unbiased = bool(flags[0])
+            if len(flags) == 2:
+                keepdim = flags[1]
         c = correction if unbiased is None else int(unbiased)
-        return apply(op, first(x), axis=axis_of(dim, axis), keepdims=keep_of(keepdim, keepdims),
-                     correction=c)  # fmt: skip
+        return apply(op, first(x), axis=reduced_axes(dim, axis),
+                     keepdims=keep_of(keepdim, keepdims), correction=c)  # fmt: skip
 
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"{what} over ``dim``/``axis``, divided by n - correction (1, as PyTorch)."
@@ -256,7 +271,7 @@ def norm(
     order = float(number(p if ord is None else ord, "norm", "p" if ord is None else "ord"))
     if not order > 0:
         raise AgradValueError(f"norm: ord must be positive (1, 2, inf, ...), got {order}")
-    return apply(OP["norm"], first(x), ord=order, axis=axis_of(dim, axis),
+    return apply(OP["norm"], first(x), ord=order, axis=reduced_axes(dim, axis),
                  keepdims=keep_of(keepdim, keepdims))  # fmt: skip
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .args import as_tensor, astype, axis_of, first, keep_of, pair
+from .args import as_tensor, astype, axis_of, first, keep_of, pair, reduced_axes
 from .ops.core import ALONG_AXIS, BINARY, CUSTOM, REDUCTION, TABLE, UNARY, Op, apply
 from .tensor import Tensor
 
@@ -104,7 +104,7 @@ def _reduction(op: Op) -> Callable[..., Tensor]:
         ):  # x.sum(): everything reduced, without the argument rules' calls
             return apply(op, x, axis=None, keepdims=False)
         x = first(x) if dtype is None else astype(x, dtype)
-        return apply(op, x, axis=axis_of(dim, axis), keepdims=keep_of(keepdim, keepdims))
+        return apply(op, x, axis=reduced_axes(dim, axis), keepdims=keep_of(keepdim, keepdims))
 
     return fn
 
