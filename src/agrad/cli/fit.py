@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import time
 from enum import Enum
 from typing import Annotated
@@ -80,6 +81,11 @@ def fit_command(
     from .render import fit as render
 
     output_options(nonfinite, max_output)
+    for name, value in (("--lr", lr), ("--momentum", momentum)):
+        if not math.isfinite(value):  # (nan passes a range check: nan < 0 is false)
+            raise AgradValueError(f"{name} must be a finite number >= 0, got {value}")
+    if math.isnan(max_seconds):
+        raise AgradValueError("--max-seconds must be a number of seconds, got nan")
     if optimizer is Optimizer.adam and momentum:
         raise AgradValueError(
             "--momentum is for --optimizer sgd; Adam keeps its own moment "

@@ -180,13 +180,12 @@ class Session:
         g = parse_value(
             grad_output, "--grad-output", seed=self.seed, max_elements=self.max_elements
         ).astype(out.dtype)
-        try:
-            return wrap(np.array(np.broadcast_to(g, out.shape)))
-        except ValueError:
+        if g.size != 1 and g.shape != tuple(out.shape):  # (one number: the same for each)
             raise AgradValueError(
                 f"--grad-output has shape {tuple(g.shape)}, but the output has shape "
-                f"{tuple(out.shape)}; give one value per output element"
-            ) from None
+                f"{tuple(out.shape)}; give one value per output element, or a single number"
+            )
+        return wrap(np.array(np.broadcast_to(g.reshape(()) if g.size == 1 else g, out.shape)))
 
     @paused_gc()
     def jacobian(self) -> tuple[np.ndarray, dict[str, Variable]]:
