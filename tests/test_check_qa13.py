@@ -12,7 +12,11 @@
   requiring grad, unlike torch.autograd.gradcheck: code that branches on them was judged
   against the other branch (a wrong training branch passed, a right one failed).
 - Golden values did not record hand-derived gradients (``expect =``, ``grad =`` beside
-  autograd): their drift within the check's tolerance "matched".
+  autograd): their drift within the check's tolerance "matched"; under ``fast`` they
+  recorded the random projections as the gradient.
+- A function that raises a step away from the point (a domain check) ended the check
+  (exit 2) where PyTorch's gradcheck passes; such points are outside its domain now.
+- Integer labels in a .npy reached a --python function as floats.
 
 The truth of each case is algebra (stated beside it) or PyTorch's own gradcheck.
 """
