@@ -88,3 +88,19 @@ def test_the_language_reduces_every_axis_for_an_empty_axis_list(cli):
 
     r = cli(["eval", "sum(X, axis=[])", "--set", "X=[[1,2,4],[3,5,9]]", "--format", "json"])
     assert r.code == 0 and json.loads(r.out)["value"] == 24
+
+
+def test_norm_takes_fro_and_refuses_other_strings_cleanly():
+    torch = require_torch()
+    got = []
+    for lib in (torch, agrad):
+        x = lib.tensor(X, dtype=lib.float64, requires_grad=True)
+        y = lib.norm(x, "fro")
+        y.backward()
+        got.append((float(y.detach()), np.asarray(x.grad).tolist()))
+    np.testing.assert_allclose(got[1][0], got[0][0], rtol=1e-12)
+    np.testing.assert_allclose(got[1][1], got[0][1], rtol=1e-12)
+    from agrad.errors import AgradValueError
+
+    with pytest.raises(AgradValueError, match="not supported"):
+        agrad.norm(agrad.tensor(X), "nuc")

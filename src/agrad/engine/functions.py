@@ -268,7 +268,15 @@ def norm(
     keepdims: Any = None,
 ) -> Tensor:
     """Vector p-norm (2 by default; 1, inf and any p > 0) over ``dim``/``axis``."""
-    order = float(number(p if ord is None else ord, "norm", "p" if ord is None else "ord"))
+    given = number(p if ord is None else ord, "norm", "p" if ord is None else "ord")
+    if given == "fro":  # PyTorch's Frobenius norm: the 2-norm of all the elements given
+        given = 2
+    if isinstance(given, str):
+        raise AgradValueError(
+            f"norm: p={given!r} is not supported; give a number (1, 2, inf, ...) or 'fro' "
+            "(agrad has no nuclear norm)"
+        )
+    order = float(given)
     if not order > 0:
         raise AgradValueError(f"norm: ord must be positive (1, 2, inf, ...), got {order}")
     return apply(OP["norm"], first(x), ord=order, axis=reduced_axes(dim, axis),
