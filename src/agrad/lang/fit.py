@@ -21,7 +21,7 @@ from ..engine.escapes import ESCAPES
 from ..engine.replay import Rerecord
 from ..engine.tensor import Tensor, wrap
 from ..errors import AgradValueError
-from .gcpause import paused_gc
+from .gcpause import paused_gc, pausing_allowed
 
 if TYPE_CHECKING:
     from .program import Prepared
@@ -130,11 +130,14 @@ class _Forward:
         dtype = prepared.dtype
         self.dtype = session_dtype(None if dtype == get_default_dtype() else dtype)
         self.paused = paused_gc()  # (the CLI's pause; one object, entered every step)
+        self.bare = dtype == get_default_dtype() and not pausing_allowed()  # (no context)
 
     def __call__(self, params: list[Tensor]) -> tuple[Tensor, list[Tensor]]:
         """The output at the values of ``params``, and the leaves it was computed from."""
         if self.rerecord is not None:
             try:
+                if self.bare:
+                    return self.rerecord(params), params
                 with self.dtype, self.paused:
                     return self.rerecord(params), params
             except Exception:  # noqa: BLE001 - the program runs instead, and says what

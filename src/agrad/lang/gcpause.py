@@ -26,6 +26,11 @@ def allow_pausing(allowed: bool = True) -> None:
     _ALLOWED[0] = allowed
 
 
+def pausing_allowed() -> bool:
+    """Whether `paused_gc` pauses the collector (the CLI) or does nothing (a library)."""
+    return _ALLOWED[0]
+
+
 class paused_gc:  # lower case: used as `with paused_gc():` and as `@paused_gc()`
     """In the CLI, pause Python's cyclic garbage collector while a program runs or
     differentiates; elsewhere (agrad used as a library) do nothing.
