@@ -6,8 +6,8 @@ test of its class (the truth of each is algebra or PyTorch, stated beside it).
   a tracked value outside the graph;
 - a vector index computed from a --wrt variable was accepted (a number is refused);
 - --fast at a kink called a right claim "not a subgradient";
-- a function computing another function in float32 passed its float64 twin's gradient,
-  and a float32-only backward 2% off was called a precision problem;
+- a float32-only backward 2% off was called a precision problem (a function computing
+  another function in float32 is judged by its float64 twin: a documented limit);
 - --order 2 failed Hessian blocks that are 0 up to the double backward's rounding.
 """
 
@@ -93,19 +93,28 @@ DTYPE_BRANCH = textwrap.dedent(
 )
 
 
-@pytest.mark.parametrize("args", [["--python", "{f}:np_f", "--grad", "{f}:np_g"],
-                                  ["--python", "{f}:agrad_f"]])  # fmt: skip
-def test_a_function_that_computes_another_function_in_float32_is_not_passed(cli, tmp_path,
-                                                                             args):  # fmt: skip
-    # The float32 claim 3x² is judged by float64 differences of a function that is only
-    # x³ in float64: it passed (QA round 14). Now it fails, saying why, also with
-    # --allow-undecided.
+def test_autograd_of_a_function_that_computes_another_function_in_float32_fails(cli, tmp_path):
+    # its float32 claim, 3x² + 5, is off the float64 differences beyond float32 rounding:
+    # a wrong rule (not "precision")
     path = tmp_path / "branch.py"
     path.write_text(DTYPE_BRANCH)
-    argv = ["check", *[a.format(f=path) for a in args], "--set", "x=[0.7,-1.3,2.1]",
-            "--dtype", "float32", "--allow-undecided"]  # fmt: skip
-    r = cli(argv)
-    assert r.code == 1 and "computes another function in float32" in r.out, r.out
+    r = cli(["check", "--python", f"{path}:agrad_f", "--set", "x=[0.7,-1.3,2.1]",
+             "--dtype", "float32"])  # fmt: skip
+    assert r.code == 1 and "(rule)" in r.out, r.out
+
+
+@pytest.mark.xfail(strict=True, reason="known limit: a float32 claim is judged by the "
+                   "function's float64 twin (README, 'Checking your own code')")  # fmt: skip
+def test_a_hand_gradient_of_a_function_that_branches_on_float32(cli, tmp_path):
+    # np_f adds 5·sum(x) only in float32; its hand gradient 3x² is right for the float64
+    # twin the differences are taken of (QA rounds 14 and 16; comparing the values at the
+    # point was tried and dropped: cancellation in f32 made right gradients fail, and a
+    # term under 1% of f, or 0 at the point, still passed)
+    path = tmp_path / "branch.py"
+    path.write_text(DTYPE_BRANCH)
+    r = cli(["check", "--python", f"{path}:np_f", "--grad", f"{path}:np_g", "--set",
+             "x=[0.7,-1.3,2.1]", "--dtype", "float32"])  # fmt: skip
+    assert r.code == 1
 
 
 @pytest.mark.parametrize("program", ["sum(x**3)", "sum((x - 1e4)**2)", "logsumexp(x * 30)"])
@@ -158,3 +167,16 @@ def test_a_hessian_block_that_is_zero_up_to_rounding_passes(cli):
     # gives 0 there (the norm's subgradient is a constant 0)
     r = cli(["check", "norm(x)**2", "--set", "x=[0,0,0]", "--wrt", "x", "--order", "2"])
     assert r.code == 1, r.out
+
+
+def test_a_large_curvature_elsewhere_does_not_hide_a_wrong_hessian(cli):
+    # norm(x)² has the Hessian 2·I; autograd gives 0 at x = 0 (QA round 15). A floor taken
+    # from exp(y)'s curvature at 33 (2e14) hid it (QA round 16): the floor is row by row
+    for program, sets, wrt in [("norm(x)**2 + exp(y)", ["x=[0,0,0]", "y=33"], "x,y"),
+                               ("norm(x[0:2])**2 + exp(x[2])", ["x=[0,0,33]"], "x"),
+                               ("norm(x)**2 + 1e14*y**2", ["x=[0,0,0]", "y=1"], "x,y")]:  # fmt: skip
+        args = ["check", program, "--wrt", wrt, "--order", "2"]
+        for s in sets:
+            args += ["--set", s]
+        r = cli(args)
+        assert r.code == 1 and "x (rule)" in r.out, (program, r.out)

@@ -121,10 +121,6 @@ class AgradCallableTarget:
     _kept: list[int] | None = None  # the floating outputs that are checked, when not all
     nondet_tol: float = 0.0  # how far two backward passes may differ (gradcheck's)
 
-    def own_value(self) -> np.ndarray:
-        """f at the point as the function computes it in the claim's dtype."""
-        return _flat(self.outputs)
-
     def output_shape(self, name: str) -> tuple[int, ...]:
         return self.shapes[0] if len(self.shapes) == 1 else (sum(self.sizes),)
 

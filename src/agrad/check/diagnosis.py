@@ -20,7 +20,6 @@ from .taylor import taylor
 from .verdict import (
     CLAIM_NONFINITE,
     COTANGENT,
-    ELSEWHERE,
     FAIL,
     INACCURATE,
     JUMP,
@@ -253,20 +252,7 @@ def _reentrant(report, var, f0, options, i, j, where, count, a, n) -> Diagnosis:
     )
 
 
-def _elsewhere(report, var, f0, options, i, j, where, count, a, n) -> Diagnosis:
-    mine, twin = report.elsewhere or (np.nan, np.nan)
-    return Diagnosis(
-        "float32 computes another function",
-        f"the function computes another function in {report.dtype} than in float64 (at the "
-        f"point {_g(mine)} against {_g(twin)}, beyond {report.dtype} rounding), and finite "
-        f"differences are taken in float64: its {report.dtype} gradient cannot be judged "
-        "by them; check the function in float64",
-        {"value": float(mine), "float64_value": float(twin)},
-    )
-
-
 _BUILDERS = {
-    ELSEWHERE: _elsewhere,
     REENTRANT: _reentrant,
     COTANGENT: _cotangent,
     RULE: _rule,

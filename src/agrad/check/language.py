@@ -50,10 +50,6 @@ class ProgramTarget:
     def output_shape(self, name: str) -> tuple[int, ...]:
         return self.out_shape
 
-    def own_value(self) -> np.ndarray:
-        """f at the point as the program computes it in its dtype."""
-        return np.asarray(self.output._array, dtype=np.float64).reshape(-1)
-
     def point(self, name: str) -> np.ndarray:
         return self.tensors[name]._array.astype(np.float64)
 

@@ -54,10 +54,6 @@ class NumpyTarget:
     def output_shape(self, name: str) -> tuple[int, ...]:
         return tuple(self.out.shape)
 
-    def own_value(self) -> np.ndarray:
-        """f at the point as the function computes it in the claim's dtype."""
-        return self.out.astype(np.float64).reshape(-1)
-
     def function(self, name: str) -> Variable:
         wide = {k: _wide(v) for k, v in self.values.items()}
 

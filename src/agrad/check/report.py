@@ -153,9 +153,6 @@ class VariableReport:
     diagnosis: Diagnosis | None = None
     direction_tests: list = field(default_factory=list)
     cotangent: dict | None = None  # a VJP not linear in its cotangent (see `cotangents`)
-    # (f in the claim's dtype, its float64 twin) at the worst output, where they differ
-    # beyond rounding (see `checker.float32_twin`)
-    elsewhere: tuple[float, float] | None = None
 
     # ---- counts and summaries ------------------------------------------------------------
 

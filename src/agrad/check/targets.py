@@ -28,10 +28,8 @@ BLOCK_ELEMENTS = 2**14
 class Target(Protocol):
     """A function of named variables at a point, with claimed derivatives.
 
-    Optional, read where present: ``own_value()``, f at the point as computed in the
-    claim's dtype (a float32 claim is judged beside its float64 twin, `float32`), and
-    ``claim_rounding``, how far the claim's own rounding may leave it from the truth (a
-    Hessian's, `second_order`)."""
+    Optional, read where present: ``claim_rounding(name)``, how far the claim's own
+    rounding may leave each of its rows from the truth (a Hessian's, `second_order`)."""
 
     names: list[str]
     dtype: str  # of the claim: "float64" or "float32"

@@ -30,7 +30,6 @@ class TorchTarget:
         with torch.enable_grad():  # (every call as gradcheck's: see `function`)
             out = self._call(self._tensors(wide=False, grad=self.names))
         self.out_shape = tuple(out.shape)
-        self.own = out.detach().numpy().astype(np.float64).reshape(-1)
         self._claims: dict[bool, dict[str, np.ndarray]] = {}
 
     def _tensors(self, wide: bool, grad: Sequence[str], **override: Any) -> dict[str, Any]:
@@ -58,10 +57,6 @@ class TorchTarget:
 
     def output_shape(self, name: str) -> tuple[int, ...]:
         return self.out_shape
-
-    def own_value(self) -> np.ndarray:
-        """f at the point as the function computes it in the claim's dtype."""
-        return self.own
 
     def function(self, name: str) -> Variable:
         base = np.asarray(self.arguments[name], dtype=np.float64)

@@ -27,7 +27,6 @@ NONFINITE, NOISE, KINK_CLOSE, INACCURATE, JUMP = 7, 8, 9, 10, 11
 COTANGENT = 12  # the backward is not linear in grad_output (see `cotangents`)
 REENTRANT = 13  # the same backward twice gave different numbers
 ROUNDED = 14  # within what a float64 backward's rounding at f's size may leave (see flat)
-ELSEWHERE = 15  # (a failure) the float32 function is not its float64 twin (`float32_twin`)
 REASONS = {
     0: "",
     RULE: "rule",
@@ -44,7 +43,6 @@ REASONS = {
     COTANGENT: "backward not linear in grad_output",
     REENTRANT: "backward not reentrant",
     ROUNDED: "within the backward's rounding",
-    ELSEWHERE: "float32 computes another function",
 }
 _NUMERIC_REASON = {S.NONFINITE: NONFINITE, S.NOISE: NOISE, S.KINK_CLOSE: KINK_CLOSE}
 
