@@ -180,3 +180,13 @@ def test_a_large_curvature_elsewhere_does_not_hide_a_wrong_hessian(cli):
             args += ["--set", s]
         r = cli(args)
         assert r.code == 1 and "x (rule)" in r.out, (program, r.out)
+
+
+@pytest.mark.parametrize(("program", "x"), [("sum(softplus(x, beta=1, threshold=1))", "[1.0, 0.2]"),
+                                            ("sum(softplus(x, threshold=0))", "[0.0, 0.2]")])  # fmt: skip
+def test_softplus_jumps_at_its_threshold_and_no_gradient_there_passes(cli, program, x):
+    # softplus is x above its threshold: log(1 + e) = 1.31 below 1, 1 above (PyTorch's too).
+    # The complex step's smooth formula did not see the jump, and every check passed; torch's
+    # gradcheck fails it (QA round 16)
+    r = cli(["check", program, "--set", f"x={x}", "--wrt", "x"])
+    assert r.code == 1 and "(jump)" in r.out, r.out

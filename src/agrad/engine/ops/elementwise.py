@@ -237,7 +237,7 @@ register(
           language=False),
     unary("softplus", "SoftplusBackward0", kernels.softplus, _softplus_vjp,
        "d softplus(a)/da = σ(β·a)", doc="log(1 + exp(beta*x))/beta, linear above threshold",
-       complex_forward=kernels.softplus_complex,
+       complex_forward=kernels.softplus_complex, kink=True,  # (x above the threshold: a jump)
        cases=(Case(((),)), Case(((3,),)), Case(((2, 3),)),
               Case(((2, 3),), {"beta": 2.0, "threshold": 3.0}))),
     Op("clip", "ClampBackward1", _clip_forward, _clip_vjp, same_shape,
