@@ -155,7 +155,7 @@ class AgradCallableTarget:
             args[k] = wrap(np.array(point, dtype=np.float64), True)
             return _flat(self._call(tuple(args), record=True))
 
-        return Variable(base, pointwise(value, sum(self.sizes)))
+        return Variable(base, pointwise(value, sum(self.sizes), base))
 
     def _unrecorded(self, name: str, exact: Variable) -> Variable:
         """``exact``, but after its first ``LONG`` points the calls are made with grad mode

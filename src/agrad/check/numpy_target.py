@@ -60,7 +60,8 @@ class NumpyTarget:
         def value(point: np.ndarray) -> np.ndarray:
             return self._value({**wide, name: point}).astype(np.float64).reshape(-1)
 
-        return Variable(wide[name].astype(np.float64), pointwise(value, self.out.size))
+        base = wide[name].astype(np.float64)
+        return Variable(base, pointwise(value, self.out.size, base))
 
     def claim(self, name: str, wide: bool = False) -> np.ndarray:
         if wide not in self._claims:

@@ -69,7 +69,7 @@ class TorchTarget:
                 out = self._call(self._tensors(wide=True, grad=self.names, **{name: point}))
             return out.detach().numpy().astype(np.float64).reshape(-1)
 
-        return Variable(base, pointwise(value, int(np.prod(self.out_shape))))
+        return Variable(base, pointwise(value, int(np.prod(self.out_shape)), base))
 
     def claim(self, name: str, wide: bool = False) -> np.ndarray:
         if wide not in self._claims:
