@@ -190,3 +190,16 @@ def test_softplus_jumps_at_its_threshold_and_no_gradient_there_passes(cli, progr
     # gradcheck fails it (QA round 16)
     r = cli(["check", program, "--set", f"x={x}", "--wrt", "x"])
     assert r.code == 1 and "(jump)" in r.out, r.out
+
+
+def test_a_claim_at_the_end_of_a_curved_kink_is_a_subgradient(cli):
+    # 2·(exp(x) - 1) left of 0, x right of it: the one-sided derivatives are 2 and 1, and
+    # the claim 2 (elu's, PyTorch's) is one of them; the curved side's estimate was
+    # 1.99999999998 and the claim "not a subgradient" (QA round 16). A claim beyond them
+    # still fails
+    program = "sum(where(x > 0, x, 2*(exp(x)-1)))"
+    r = cli(["check", program, "--set", "x=[0.0,1.0]", "--wrt", "x"])
+    assert r.code == 0, r.out
+    r = cli(["check", program, "--set", "x=[0.0,1.0]", "--wrt", "x", "--expect",
+             "x=where(x > 0, 1, 2.001)"])  # fmt: skip
+    assert r.code == 1, r.out

@@ -277,8 +277,9 @@ def judge(
     verdict[vague] = UNDECIDED
     reason[vague] = INACCURATE
     kink = numeric.kind == S.KINK
-    lo = np.minimum(numeric.left, numeric.right) - tau
-    hi = np.maximum(numeric.left, numeric.right) + tau
+    side = np.where(kink & np.isfinite(numeric.error), numeric.error, 0.0)  # (see ladder)
+    lo = np.minimum(numeric.left, numeric.right) - tau - side
+    hi = np.maximum(numeric.left, numeric.right) + tau + side
     between = (claim >= lo) & (claim <= hi)
     verdict[kink & between] = FAIL if strict else KINK
     reason[kink & between] = STRICT_KINK if strict else 0
