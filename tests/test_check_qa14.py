@@ -203,3 +203,16 @@ def test_a_claim_at_the_end_of_a_curved_kink_is_a_subgradient(cli):
     r = cli(["check", program, "--set", "x=[0.0,1.0]", "--wrt", "x", "--expect",
              "x=where(x > 0, 1, 2.001)"])  # fmt: skip
     assert r.code == 1, r.out
+
+
+def test_a_fast_check_names_a_direction_not_an_element(cli, tmp_path):
+    # y has 2 elements; "at y[(2,)]" named its third random direction as an element
+    path = tmp_path / "k.py"
+    path.write_text(textwrap.dedent("""
+        import numpy as np
+        def f(x, y): return np.sum(x**2) + np.sum(y**3)
+        def g(x, y): return 2 * x, 3 * y**2 * 1.05
+    """))  # fmt: skip
+    r = cli(["check", "--fast", "--python", f"{path}:f", "--grad", f"{path}:g", "--set",
+             "x=[0.3,1.5,-2]", "--set", "y=[0.5,2]"])  # fmt: skip
+    assert r.code == 1 and "direction" in r.out and "y[(2,)]" not in r.out, r.out

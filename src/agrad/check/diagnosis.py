@@ -59,7 +59,7 @@ def diagnose(
         mask = report.verdicts == UNDECIDED
         reason = Counter(report.reasons[mask].tolist()).most_common(1)[0][0]
     i, j = _worst(report, mask)
-    where = _where(report, i, j)
+    where = _where(report, i, j, options.fast)
     count = int(mask.sum())
     a, n = report.analytic[i, j], report.numeric[i, j]
     builder = _BUILDERS.get(reason, _rule)
@@ -74,8 +74,11 @@ def _worst(report: VariableReport, mask: np.ndarray) -> tuple[int, int]:
     return int(i), int(j)
 
 
-def _where(report: VariableReport, i: int, j: int) -> str:
+def _where(report: VariableReport, i: int, j: int, fast: bool = False) -> str:
     index = report.element(i, j)
+    if fast:  # (the report's elements are random directions, not elements of the input)
+        at = f"direction {j} of {report.name}"
+        return f"output {index_label(index.output_index)}, {at}" if index.output_index else at
     label = index_label(index.input_index)
     if index.output_index:
         label = f"output {index_label(index.output_index)}, {report.name}[{label}]"
