@@ -172,9 +172,12 @@ def test_a_hessian_block_that_is_zero_up_to_rounding_passes(cli):
 def test_a_large_curvature_elsewhere_does_not_hide_a_wrong_hessian(cli):
     # norm(x)² has the Hessian 2·I; autograd gives 0 at x = 0 (QA round 15). A floor taken
     # from exp(y)'s curvature at 33 (2e14) hid it (QA round 16): the floor is row by row
-    for program, sets, wrt in [("norm(x)**2 + exp(y)", ["x=[0,0,0]", "y=33"], "x,y"),
-                               ("norm(x[0:2])**2 + exp(x[2])", ["x=[0,0,33]"], "x"),
-                               ("norm(x)**2 + 1e14*y**2", ["x=[0,0,0]", "y=1"], "x,y")]:  # fmt: skip
+    cases = [
+        ("norm(x)**2 + exp(y)", ["x=[0,0,0]", "y=33"], "x,y"),
+        ("norm(x[0:2])**2 + exp(x[2])", ["x=[0,0,33]"], "x"),
+        ("norm(x)**2 + 1e14*y**2", ["x=[0,0,0]", "y=1"], "x,y"),
+    ]
+    for program, sets, wrt in cases:
         args = ["check", program, "--wrt", wrt, "--order", "2"]
         for s in sets:
             args += ["--set", s]
@@ -182,8 +185,11 @@ def test_a_large_curvature_elsewhere_does_not_hide_a_wrong_hessian(cli):
         assert r.code == 1 and "x (rule)" in r.out, (program, r.out)
 
 
-@pytest.mark.parametrize(("program", "x"), [("sum(softplus(x, beta=1, threshold=1))", "[1.0, 0.2]"),
-                                            ("sum(softplus(x, threshold=0))", "[0.0, 0.2]")])  # fmt: skip
+@pytest.mark.parametrize(
+    ("program", "x"),
+    [("sum(softplus(x, beta=1, threshold=1))", "[1.0, 0.2]"),
+     ("sum(softplus(x, threshold=0))", "[0.0, 0.2]")],
+)  # fmt: skip
 def test_softplus_jumps_at_its_threshold_and_no_gradient_there_passes(cli, program, x):
     # softplus is x above its threshold: log(1 + e) = 1.31 below 1, 1 above (PyTorch's too).
     # The complex step's smooth formula did not see the jump, and every check passed; torch's
