@@ -18,6 +18,7 @@ import textwrap
 
 import pytest
 from conftest import require_torch
+from cube import cube
 
 import agrad
 
@@ -127,18 +128,7 @@ def test_float32_functions_that_are_their_float64_twin_rounded_still_pass(cli, p
 def test_a_float32_backward_off_beyond_float32_rounding_is_a_wrong_rule():
     # a custom backward wrong only for float32 inputs (2% off): "precision" (the rule is
     # right, float32 rounding is not precise enough) was its diagnosis (QA round 14)
-    class Cube(agrad.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            ctx.save_for_backward(x)
-            return x**3
-
-        @staticmethod
-        def backward(ctx, g):
-            (x,) = ctx.saved_tensors
-            slip = 1.02 if x.dtype == agrad.float32 else 1.0
-            return g * 3 * x**2 * slip
-
+    Cube = cube(agrad, lambda x: 1.02 if x.dtype == agrad.float32 else 1.0)
     x = agrad.tensor([0.7, -1.3, 2.1], dtype=agrad.float32, requires_grad=True)
     with pytest.raises(agrad.autograd.GradcheckError, match="rule is wrong"):
         agrad.autograd.gradcheck(lambda v: Cube.apply(v).sum(), (x,), atol=1e-4, rtol=1e-3)

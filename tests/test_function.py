@@ -13,6 +13,7 @@ import textwrap
 
 import numpy as np
 import pytest
+from cube import cube
 
 import agrad
 
@@ -494,16 +495,6 @@ def test_agrad_check_python_judges_a_custom_function(cli, tmp_path, monkeypatch,
 
 @pytest.mark.parametrize("scale, ok", [(1.0, True), (1.01, False), (-1.0, False)])
 def test_gradcheck_passes_a_right_function_and_catches_a_wrong_one(scale, ok):
-    class Cube(agrad.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            ctx.save_for_backward(x)
-            return x**3
-
-        @staticmethod
-        def backward(ctx, g):
-            (x,) = ctx.saved_tensors
-            return g * 3 * x**2 * scale
-
+    Cube = cube(agrad, scale)
     x = agrad.tensor([0.5, -1.5, 2.0], dtype=agrad.float64, requires_grad=True)
     assert agrad.autograd.gradcheck(Cube.apply, (x,), raise_exception=False) is ok

@@ -15,6 +15,7 @@ import textwrap
 
 import numpy as np
 import pytest
+from cube import cube
 
 import agrad
 import agrad.check.callables as callables
@@ -286,17 +287,7 @@ def test_the_replay_judges_every_element_as_the_calls_do(monkeypatch, name, fast
 
 
 def _cube(T, scale):
-    class Cube(T.autograd.Function):
-        @staticmethod
-        def forward(ctx, x):
-            ctx.save_for_backward(x)
-            return x**3
-
-        @staticmethod
-        def backward(ctx, g):
-            (x,) = ctx.saved_tensors
-            return g * 3 * x**2 * scale
-
+    Cube = cube(T, scale)
     return lambda x: Cube.apply(x).sin().sum()
 
 
