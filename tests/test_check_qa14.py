@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import textwrap
 
+import numpy as np
 import pytest
 from conftest import require_torch
 from cube import cube
@@ -212,3 +213,22 @@ def test_a_fast_check_names_a_direction_not_an_element(cli, tmp_path):
     r = cli(["check", "--fast", "--python", f"{path}:f", "--grad", f"{path}:g", "--set",
              "x=[0.3,1.5,-2]", "--set", "y=[0.5,2]"])  # fmt: skip
     assert r.code == 1 and "direction" in r.out and "y[(2,)]" not in r.out, r.out
+
+
+def test_the_residual_of_a_fitted_linear_model_is_checked_by_the_complex_step(cli):
+    # X @ w - y with y = X w + 1e-9 noise: each residual is 1e-9 left of terms of size 1,
+    # which complex arithmetic rounds otherwise than real arithmetic; the complex step was
+    # refused on its real part, and the ladder failed the right Jacobian X (QA round 17)
+    rng = np.random.default_rng(0)
+    X, w = rng.standard_normal((32, 16)), rng.standard_normal(16)
+    y = X @ w + 1e-9 * rng.standard_normal(32)
+    sets = []
+    for name, value in (("X", X), ("w", w), ("y", y)):
+        sets += ["--set", f"{name}={json.dumps(value.tolist())}"]
+    r = cli(["check", "X @ w - y", "--wrt", "w", *sets, "--format", "json"])
+    assert r.code == 0, r.out
+    assert json.loads(r.out)["evaluations_per_element"] < 3  # the complex step decided
+    # a claim 0.1% off still fails there (the residuals' sum: its gradient is X's column sums)
+    r = cli(["check", "sum(X @ w - y)", "--wrt", "w", *sets, "--expect",
+             "w=sum(X, axis=0) * 1.001"])  # fmt: skip
+    assert r.code == 1, r.out

@@ -35,8 +35,12 @@ def complex_step(along: Along, f0: np.ndarray, n: int, scale: np.ndarray) -> Num
         v1 = along(elements, 1j * h1)
         d1 = v1.imag / h1
         # The real part is f(x) - h²f''/2 + ...: equal to f(x) but for a branch cut
-        # crossed or a kernel that is not holomorphic (both differ at O(1)).
-        slack = 1e-20 * (1.0 + np.abs(f0))
+        # crossed or a kernel that is not holomorphic (both differ at O(1)), and for the
+        # rounding of the terms f sums, which complex arithmetic rounds otherwise: at the
+        # size of x_j·∂f/∂x_j, however small f is after they cancel (the residual X @ w - y
+        # of a fitted model, 1e-9 from terms of 1, was refused and the ladder failed it)
+        terms = np.where(np.isfinite(d1), np.abs(d1) * scale, 0.0).sum(axis=1, keepdims=True)
+        slack = 1e-20 * (1.0 + np.abs(f0)) + 64 * EPS * terms
         good = _close(v1.real, f0, 1e-9, slack) & np.isfinite(d1) & np.isfinite(f0)
         sample = np.unique(np.linspace(0, n - 1, min(n, SAMPLE)).astype(int)) if n else elements
         d2 = np.full(d1.shape, np.nan)
