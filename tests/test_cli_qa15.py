@@ -32,3 +32,24 @@ def test_grad_output_has_the_outputs_shape_or_is_one_number(cli, given, code):
 def test_fit_refuses_options_that_are_not_numbers(cli, option):
     r = cli(["fit", "sum((w-1)**2)", "--set", "w=0", "--wrt", "w", *option])
     assert r.code == 2 and r.err.startswith(f"error: {option[0]} must be"), r.err
+
+
+def test_a_hand_gradient_may_return_every_arguments_gradient(cli, tmp_path):
+    # a backward returns gradients for every input, data included: checking a subset of
+    # them (--wrt W) needs no wrapper; an entry for no argument at all is still an error
+    # (QA round 17)
+    path = tmp_path / "layer.py"
+    path.write_text(
+        "import numpy as np\n"
+        "def f(x, W): return np.sum(np.tanh(x @ W) ** 2)\n"
+        "def g(x, W):\n"
+        "    t = np.tanh(x @ W); d = 2 * t * (1 - t**2)\n"
+        "    return {'x': d @ W.T, 'W': x.T @ d}\n"
+        "def g_typo(x, W):\n"
+        "    return {**g(x, W), 'w2': 0}\n"
+    )
+    base = ["check", "--python", f"{path}:f", "--set", "x=[[1,2],[3,4]]", "--set",
+            "W=[[0.1,0.2],[0.3,-0.1]]", "--wrt", "W"]  # fmt: skip
+    assert cli([*base, "--grad", f"{path}:g"]).code == 0
+    r = cli([*base, "--grad", f"{path}:g_typo"])
+    assert r.code == 2 and "'w2', which is no argument" in r.err, r.err

@@ -11,7 +11,7 @@ the precision triage, in float64.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -74,7 +74,7 @@ class NumpyTarget:
             raise AgradValueError(f"{self.label}: a gradient function is needed (--grad)")
         shapes = {n: self.values[n].shape for n in self.names}
         return hand_claims(self.grad(**_copies(values)), self.names, shapes, self.out.shape,
-                           self.grad_label)  # fmt: skip
+                           self.grad_label, arguments=self.values)  # fmt: skip
 
     def vjp(self, name: str, u: np.ndarray) -> np.ndarray:
         return self.claim(name).T @ np.asarray(u, dtype=np.float64).reshape(-1)
@@ -91,20 +91,23 @@ def _copies(values: Mapping[str, Any]) -> dict[str, Any]:
 
 def hand_claims(
     result: Any, names: list[str], shapes: Mapping[str, tuple], out_shape: tuple,
-    label: str = "the gradient function",
+    label: str = "the gradient function", arguments: Collection[str] = (),
 ) -> dict[str, np.ndarray]:  # fmt: skip
     """A hand-written gradient's result as one (m, n) claim per variable: an array for one
     variable, a tuple/list (in ``names`` order) or a dict by name for several; each the
-    gradient (a scalar output) or the Jacobian block output.shape + variable.shape."""
+    gradient (a scalar output) or the Jacobian block output.shape + variable.shape. A
+    dict's entries for other ``arguments`` of the function (a backward's gradients of
+    everything, data included) are not checked; an entry for no argument is an error."""
     if isinstance(result, Mapping):
         missing = [n for n in names if n not in result]
         if missing:
             raise AgradValueError(f"{label} returned no entry for {missing[0]!r}")
-        extra = [k for k in result if k not in names]
+        extra = [k for k in result if k not in names and k not in arguments]
         if extra:
             raise AgradValueError(
-                f"{label} returned an entry for {extra[0]!r}, which is not a --wrt variable "
-                f"({', '.join(names)}); return one entry per --wrt variable"
+                f"{label} returned an entry for {extra[0]!r}, which is no argument of the "
+                f"function (the --wrt variables are {', '.join(names)}); return one entry "
+                "per --wrt variable (entries for its other arguments are not checked)"
             )
         parts = [result[n] for n in names]
     elif isinstance(result, (tuple, list)):

@@ -248,7 +248,7 @@ def build_target(
         shapes = {n: np.shape(arguments[n]) for n in wrt}
         plain = {k: np.asarray(v) for k, v in arguments.items()}
         extra = hand_claims(hand(**plain), wrt, shapes, target.output_shape(wrt[0]),
-                            f"--grad {grad_spec}")  # fmt: skip
+                            f"--grad {grad_spec}", arguments=arguments)  # fmt: skip
     return target, extra, kind
 
 
