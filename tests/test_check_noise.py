@@ -115,3 +115,72 @@ def test_no_element_is_measured_where_a_random_direction_finds_no_noise():
     noise, taken = N.element_noise(var, var.value(), np.arange(50), S.element_scale(var.base),
                                    np.random.default_rng(0))  # fmt: skip
     assert noise is None and taken <= N.ROUNDS * 2 * N.OFFSETS.size
+
+
+# Vector outputs computed by cancellation (QA round 17 F1): residuals X @ w - y of a
+# nearly fitted model are 1e-9 beside terms of 1, so each output rounds to ulps of its
+# terms. Elements the noise probe measured in one round lost their σ when a later round
+# (re-measuring the element for its other outputs) happened on a coincidence, and noise
+# between 2 and 16 times eps·|f| was dropped where elements were measured one by one: the
+# ladder then took rounding for a regime's end, descended to steps of 1e-14 and failed
+# the exact Jacobian X ("-1.25614 vs -1.25, error estimate 4e-11"). Oracle: algebra (the
+# Jacobian of X @ w - y is X).
+
+
+def _residual_case(rows, cols, misfit):
+    rng = np.random.default_rng(rows * 100 + cols)
+    X, w = rng.normal(size=(rows, cols)), rng.normal(size=cols)
+    return {"X": X, "w": w, "y": X @ w + misfit * rng.normal(size=rows)}
+
+
+@pytest.mark.parametrize("rows, cols", [(8, 8), (32, 16), (64, 32)])
+@pytest.mark.parametrize("misfit", [1e-9, 1e-3, 1.0])
+def test_the_exact_jacobian_of_residuals_passes_at_every_misfit(rows, cols, misfit):
+    values = _residual_case(rows, cols, misfit)
+    report = check_numpy(lambda X, w, y: X @ w - y, lambda X, w, y: X, values, wrt=["w"])
+    verdicts = np.array([VERDICTS[c] for c in report.variables["w"].verdicts.reshape(-1)])
+    assert report.ok and (verdicts == "pass").all(), np.unique(verdicts, return_counts=True)
+
+
+@pytest.mark.parametrize("misfit", [1e-9, 1.0])
+@pytest.mark.parametrize("relative", [1e-3, -1.0])  # one entry 0.1% off; one sign flipped
+def test_a_wrong_entry_of_the_residuals_jacobian_fails_there(misfit, relative):
+    values = _residual_case(32, 16, misfit)
+    wrong = values["X"].copy()
+    wrong[14, 10] *= 1 + relative
+    report = check_numpy(lambda X, w, y: X @ w - y, lambda X, w, y: wrong, values, wrt=["w"])
+    verdicts = report.variables["w"].verdicts.reshape(32, 16)
+    assert VERDICTS[verdicts[14, 10]] == "fail"
+    assert not report.ok and (np.delete(verdicts.reshape(-1), 14 * 16 + 10) == 0).all()
+
+
+def _softmax_ce_gradient(W, X, Y):
+    """A hand-written gradient of mean softmax cross-entropy in W: a vector function whose
+    outputs sum terms that cancel (p - y over a batch), the function gradgradcheck checks."""
+    z = X @ W
+    p = np.exp(z - z.max(axis=1, keepdims=True))
+    p /= p.sum(axis=1, keepdims=True)
+    return X.T @ (p - Y) / X.shape[0]
+
+
+def test_the_jacobian_of_a_hand_written_gradient_matches_pytorch():
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(7)
+    X, W = rng.normal(size=(16, 8)), rng.normal(size=(8, 4))
+    Y = np.eye(4)[rng.integers(0, 4, size=16)]
+
+    def torch_gradient(w):
+        z = torch.from_numpy(X) @ w
+        return torch.from_numpy(X).T @ (torch.softmax(z, 1) - torch.from_numpy(Y)) / 16
+
+    truth = torch.autograd.functional.jacobian(torch_gradient, torch.from_numpy(W)).numpy()
+    values = {"W": W, "X": X, "Y": Y}
+    right = check_numpy(_softmax_ce_gradient, lambda W, X, Y: truth, values, wrt=["W"])
+    assert right.ok, right.variables["W"].verdicts
+    halved = truth.copy()
+    halved[..., 1, 2] /= 2  # one column of the Jacobian (W[1, 2]) off by a factor of two
+    wrong = check_numpy(_softmax_ce_gradient, lambda W, X, Y: halved, values, wrt=["W"])
+    failed = wrong.variables["W"].verdicts.reshape(32, 32) == 1
+    column = 1 * 4 + 2
+    assert failed[np.abs(truth.reshape(32, 32)[:, column]) > 1e-6, column].all()
+    assert not np.delete(failed, column, axis=1).any()

@@ -62,15 +62,18 @@ def element_noise(
             return None, taken
         return np.repeat(floor, n, axis=1), taken
     # (more than that: each element measured on its own, which decides; a floor from the
-    # random direction would override them: sin at 1e11 varies finer than its spacing)
+    # random direction would override them: sin at 1e11 varies finer than its spacing.
+    # What it finds counts from FLOOR_MODEL up, as the random direction's floor does: the
+    # outputs of X @ w - y round to a few ulps of their terms, 2 to 16 times eps·|f|)
     sigma, size, more = _measure(var.along_coordinates(), f0, rest, scale[rest])
     noise = np.zeros((f0.size, n))
-    noise[:, rest] = np.where(_exceeds(sigma, size), sigma, 0.0)
+    with np.errstate(invalid="ignore"):
+        noise[:, rest] = np.where(_exceeds(sigma, size, FLOOR_MODEL), sigma, 0.0)
     return noise, taken + more
 
 
-def _exceeds(sigma: np.ndarray, size: np.ndarray) -> np.ndarray:
-    return np.isfinite(sigma) & (sigma > ABOVE_MODEL * EPS * size)
+def _exceeds(sigma: np.ndarray, size: np.ndarray, times: float = ABOVE_MODEL) -> np.ndarray:
+    return np.isfinite(sigma) & (sigma > times * EPS * size)
 
 
 def _measure(along, f0, elements, scale) -> tuple[np.ndarray, np.ndarray, int]:
@@ -113,8 +116,13 @@ def _measure(along, f0, elements, scale) -> tuple[np.ndarray, np.ndarray, int]:
             moves = np.min(np.ptp(values, axis=-1), axis=-1)
             crowded = found * SMALL > moves
         accepted = ~(still | exact | crowded | _stepped(values[..., 0, :])) & np.isfinite(found)
-        size[:, open_] = np.max(np.where(np.isfinite(values), np.abs(values), 0.0), axis=(-2, -1))
-        sigma[:, open_] = np.where(accepted, found, np.nan)
+        # (an output measured in an earlier round keeps its σ: an element is measured again
+        # for its other outputs, and a later spacing's coincidence must not erase it; the
+        # residuals X @ w - y lost a third of theirs so, and right Jacobians failed)
+        first = accepted & np.isnan(sigma[:, open_])
+        here = np.max(np.where(np.isfinite(values), np.abs(values), 0.0), axis=(-2, -1))
+        size[:, open_] = np.where(first, here, size[:, open_])
+        sigma[:, open_] = np.where(first, found, sigma[:, open_])
         # Where some output was not measured: too few distinct values (f barely moves at
         # this spacing) or noise crowding f's moves, a wider spacing; values that moved
         # alike or spacings that disagree (a coincidence, or a kink), another one.
