@@ -184,3 +184,47 @@ def test_the_jacobian_of_a_hand_written_gradient_matches_pytorch():
     column = 1 * 4 + 2
     assert failed[np.abs(truth.reshape(32, 32)[:, column]) > 1e-6, column].all()
     assert not np.delete(failed, column, axis=1).any()
+
+
+def _per_output(x):
+    # each output cancels a large term (rounding to ulps of 1e3) and depends on one element
+    return (1e3 + np.sin(x) * x**2) - 1e3
+
+
+def test_an_output_that_does_not_depend_on_an_element_does_not_keep_it_measured():
+    # An elementwise f: along element j, every output but f_j stays exactly still. The
+    # probe measured each element for five rounds waiting for them (QA round 17 F2:
+    # gradgradcheck of an LSTM cell took 38 s, nine tenths of it in the probe); it stops
+    # once they have not moved beyond the ladder's first step.
+    x = np.linspace(0.5, 2.5, 12)
+    var = _variable(_per_output, x)
+    noise, taken = N.element_noise(var, var.value(), np.arange(12), S.element_scale(var.base),
+                                   np.random.default_rng(0))  # fmt: skip
+    per_element = 3 * N.OFFSETS.size
+    assert taken <= N.ROUNDS * per_element + 3 * per_element * 12, taken
+    quantum = np.spacing(1e3)  # f_j's rounding: σ about quantum/√12 (uniform rounding)
+    diagonal = np.diag(noise)
+    assert np.all((diagonal > quantum / 16) & (diagonal < quantum * 4)), diagonal / quantum
+    assert not np.any(noise[~np.eye(12, dtype=bool)])
+    report = check_numpy(_per_output, lambda x: np.diag(np.cos(x) * x**2 + 2 * x * np.sin(x)),
+                         {"x": x})  # fmt: skip
+    assert report.ok
+
+
+def test_an_output_quantized_coarser_than_its_moves_is_still_measured():
+    # Beside outputs that move along every element (x itself), a sum quantized to 2.4e-7
+    # whose derivative is 1.7e-4 at one element: it stays still over the probe's first
+    # spacings. Taken for independent there, its noise went unmeasured and its right
+    # derivative failed as a wrong rule; it is undecided (its moves are below its quantum).
+    c = 3e6
+
+    def f(x):
+        return np.concatenate([[np.sum(c + np.sin(x) * x**2) - c * x.size], x])
+
+    def claim(x):
+        return np.concatenate([[np.cos(x) * x**2 + 2 * x * np.sin(x)], np.eye(x.size)])
+
+    report = check_numpy(f, claim, {"x": X})
+    verdicts = report.variables["x"].verdicts
+    assert not (verdicts == 1).any(), np.argwhere(verdicts == 1)
+    assert (verdicts[1:] == 0).all()
