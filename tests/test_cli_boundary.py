@@ -155,9 +155,11 @@ def test_help_exits_0_on_stdout(cli):
 
 
 def test_completion_script_and_completions(exe):
-    # The shell named: Typer otherwise detects it from the parent processes, and a suite
-    # run from a detached job has no shell among them ("Shell  not supported.").
-    script = exe(["--show-completion", "bash"], env={**os.environ, "SHELL": "/bin/bash"})
+    # Typer detects the shell from the parent processes, as a user's shell would be: the
+    # command runs under bash (which, given a command after it, does not exec it away),
+    # since a suite run from a detached job has no shell among them ("Shell  not supported.").
+    run = f'"{agrad_executable()}" --show-completion; status=$?; exit $status'
+    script = exe(["-c", run], cmd=["bash"])
     assert script.code == 0, script.err
     assert "_AGRAD_COMPLETE=complete_bash" in script.out and script.err == ""
     env = {**os.environ, "_AGRAD_COMPLETE": "complete_bash", "COMP_CWORD": "1"}
