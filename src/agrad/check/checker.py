@@ -46,6 +46,7 @@ from .verdict import (
     judge,
     kink_directions,
     precision_triage,
+    separate_kinks,
 )  # fmt: skip
 
 if TYPE_CHECKING:
@@ -202,7 +203,7 @@ def _compare(target, name, var, options, rng, claim) -> VariableReport:
         adaptive, _ = judge(claim, numeric, adaptive_tau, accuracy=loose)
         step_only = (verdicts == FAIL) & (reasons == RULE) & (adaptive == PASS)
         reasons[step_only] = STEP
-    tests, more = _subgradient_tests(var, f0, claim, tau, verdicts, reasons, rng)
+    tests, more = _subgradient_tests(var, f0, claim, numeric, tau, verdicts, reasons, rng)
     evaluations += more
     analytic64 = None
     if target.dtype != "float64":
@@ -334,7 +335,7 @@ def _fixed_steps(var: Variable, options: CheckOptions) -> np.ndarray:
     return eps * S.element_scale(var.base)
 
 
-def _subgradient_tests(var, f0, claim, tau, verdicts, reasons, rng):
+def _subgradient_tests(var, f0, claim, numeric, tau, verdicts, reasons, rng):
     """Where an output row has kinks in several coordinates, test the claim along
     directions through them together (each coordinate alone is not enough)."""
     kinked = (verdicts == KINK) | ((verdicts == FAIL) & (reasons == STRICT_KINK))
@@ -356,7 +357,10 @@ def _subgradient_tests(var, f0, claim, tau, verdicts, reasons, rng):
         projected,
     )
     tests = directional_verdicts(claim, directions, along, tau)
+    separate = separate_kinks(numeric, columns, directions, along, tau)
     for test in tests:
+        if not test.ok and separate[test.output_index]:
+            test.ok, test.separate = True, True
         if not test.ok:
             row = test.output_index
             bad = kinked[row]

@@ -340,6 +340,9 @@ class DirectionTest:
     left: float
     right: float
     ok: bool
+    # The row's kinks are separate coordinates (see `separate_kinks`): the test does not
+    # decide, the coordinates' own do.
+    separate: bool = False
 
 
 def kink_directions(columns: np.ndarray, n: int, rng: np.random.Generator, count: int = 3):
@@ -370,7 +373,8 @@ def directional_verdicts(
             p = float(projected[i, d])
             if kind == S.KINK:
                 left, right = float(numeric.left[i, d]), float(numeric.right[i, d])
-                ok = min(left, right) - tol[i, d] <= p <= max(left, right) + tol[i, d]
+                margin = tol[i, d] + numeric.error[i, d]  # (the one-sided estimates' own)
+                ok = min(left, right) - margin <= p <= max(left, right) + margin
             elif kind == S.SMOOTH:
                 left = right = float(numeric.estimate[i, d])
                 ok = abs(p - left) <= tol[i, d] + numeric.error[i, d]
@@ -378,3 +382,41 @@ def directional_verdicts(
                 continue  # nothing to learn along an undecided direction
             tests.append(DirectionTest(i, directions[d], p, left, right, bool(ok)))
     return tests
+
+
+def separate_kinks(
+    per_element: S.Numeric,
+    columns: np.ndarray,
+    directions: np.ndarray,
+    along: S.Numeric,
+    tau: np.ndarray,
+) -> np.ndarray:
+    """Which output rows (m,) have their kinks in separate coordinates: along every tested
+    direction d, f's one-sided derivatives are the sums of the coordinates' own,
+    sum_j d_j·(right_j where d_j > 0, else left_j). There the set of valid gradients is
+    the box of the coordinates' intervals, which the coordinates' tests decide; a direction
+    can not (relu(b0) - relu(b1) at 0: the gradient of the piece b < 0, PyTorch's
+    relu'(0) = 0, is valid, yet its slope along (1, -1) is outside the one-sided
+    derivatives there; a ReLU layer's zero biases with a zero padding sample, QA round 17).
+    Where they are not the sums (|x0 - x1|, max at a tie), the directions decide."""
+    m = per_element.estimate.shape[0]
+    kink = per_element.kind[:, columns] == S.KINK
+    smooth = per_element.kind[:, columns] == S.SMOOTH
+    decided = (kink | smooth).all(axis=1)
+    right = np.where(kink, per_element.right[:, columns], per_element.estimate[:, columns])
+    left = np.where(kink, per_element.left[:, columns], per_element.estimate[:, columns])
+    error = np.where(kink | smooth, per_element.error[:, columns], np.inf)
+    d = directions[:, columns]  # (D, c)
+    up, down = np.maximum(d, 0.0), np.minimum(d, 0.0)
+    # f'(x; d) and -f'(x; -d) if the coordinates' one-sided derivatives simply add up
+    predicted_right = right @ up.T + left @ down.T  # (m, D)
+    predicted_left = left @ up.T + right @ down.T
+    measured_right = np.where(along.kind == S.KINK, along.right, along.estimate)
+    measured_left = np.where(along.kind == S.KINK, along.left, along.estimate)
+    slack = np.abs(tau[:, columns]) @ np.abs(d.T) + np.abs(error) @ np.abs(d.T) + along.error
+    with np.errstate(invalid="ignore"):
+        agree = (np.abs(measured_right - predicted_right) <= slack) & (
+            np.abs(measured_left - predicted_left) <= slack
+        )
+    decided_along = (along.kind == S.KINK) | (along.kind == S.SMOOTH)
+    return decided & (agree & decided_along).all(axis=1) & (m > 0)
