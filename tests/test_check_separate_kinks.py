@@ -127,3 +127,18 @@ def test_a_relu_layer_with_zero_biases_and_a_padding_sample(units):
 
     report = check_numpy(_relu_net, wrong, values, wrt=["W1", "b1"])
     assert not report.ok and VERDICTS[report.variables["b1"].verdicts[0, 0]] == "fail"
+
+
+def test_a_failing_kink_shows_its_interval_not_nan(cli, tmp_path):
+    # (QA round 17 F5c: the table said numeric nan, abs error nan, then "max abs error 0")
+    path = tmp_path / "tie.py"
+    path.write_text(
+        "import numpy as np\n"
+        "def f(x):\n    return np.max(x[:2])\n"
+        "def claim(x):\n    return np.array([1.0, 1.0])\n"
+    )
+    result = cli(["check", "--python", f"{path}:f", "--grad", f"{path}:claim",
+                  "--set", "x=[1,1]"])  # fmt: skip
+    assert result.code == 1
+    assert "kink [0, 1]" in result.out and "nan" not in result.out
+    assert "max abs error" not in result.out and "no error to measure" in result.out

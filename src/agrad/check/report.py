@@ -193,6 +193,11 @@ class VariableReport:
         return (self.verdicts != KINK) & np.isfinite(self.numeric)
 
     @property
+    def measured(self) -> int:
+        """How many elements have an error to measure (not kinks, a finite numeric side)."""
+        return int(self._considered().sum())
+
+    @property
     def max_abs_error(self) -> float:
         err = self._abs_error()[self._considered()]
         return float(np.nan_to_num(err, nan=np.inf).max(initial=0.0))

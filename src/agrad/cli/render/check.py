@@ -86,9 +86,10 @@ def check_report(report: Any, fmt: str, precision: int, all_elements: bool = Fal
 def _variable_tables(out: Any, report: Any, name: str, v: Any, precision: int) -> None:
     note = ", unused" if v.unused else ""
     counts = ", ".join(f"{k} {c}" for k, c in v.counts().items() if c)
-    caption = (
-        f"{counts} of {v.compared}; max abs error {number(v.max_abs_error, 3)}, max rel "
-        f"error {number(v.max_rel_error, 3)}"
+    caption = f"{counts} of {v.compared}; " + (
+        f"max abs error {number(v.max_abs_error, 3)}, max rel error {number(v.max_rel_error, 3)}"
+        if v.measured or not v.compared
+        else "at kinks only (one-sided derivatives, no error to measure)"
     )
     index_head = "direction" if report.fast or report.method == "taylor" else "index"
     table = _table(
@@ -101,13 +102,12 @@ def _variable_tables(out: Any, report: Any, name: str, v: Any, precision: int) -
         if e.output_index:
             label = f"{index_label(e.output_index)} / {label}"
         verdict = e.verdict if not e.reason else f"{e.verdict}: {e.reason}"
-        table.add_row(
-            label,
-            number(e.analytic, precision),
-            number(e.numeric, precision),
-            number(e.abs_error, 3),
-            verdict,
-        )
+        numeric, abs_error = number(e.numeric, precision), number(e.abs_error, 3)
+        if e.one_sided is not None and not np.isfinite(e.numeric):  # a kink: its interval
+            lo, hi = sorted(e.one_sided)
+            numeric = f"kink [{number(lo, precision)}, {number(hi, precision)}]"
+            abs_error = "-"
+        table.add_row(label, number(e.analytic, precision), numeric, abs_error, verdict)
     out.print(table)
     if v.kinks:
         kinks = _table(
