@@ -23,6 +23,7 @@ from .coarse import doubt_coarse_failures
 from .complex_step import complex_step
 from .cotangents import cotangent_test, mark, nondet_tol
 from .diagnosis import diagnose
+from .directions import subgradient_tests
 from .flat import doubt_rounded, pass_flat
 from .ladder import ladder
 from .noise import element_noise
@@ -39,14 +40,9 @@ from .verdict import (
     PASS,
     RULE,
     STEP,
-    STRICT_KINK,
-    SUBGRADIENT,
     Tolerance,
-    directional_verdicts,
     judge,
-    kink_directions,
     precision_triage,
-    separate_kinks,
 )  # fmt: skip
 
 if TYPE_CHECKING:
@@ -203,7 +199,7 @@ def _compare(target, name, var, options, rng, claim) -> VariableReport:
         adaptive, _ = judge(claim, numeric, adaptive_tau, accuracy=loose)
         step_only = (verdicts == FAIL) & (reasons == RULE) & (adaptive == PASS)
         reasons[step_only] = STEP
-    tests, more = _subgradient_tests(var, f0, claim, numeric, tau, verdicts, reasons, rng)
+    tests, more = subgradient_tests(var, f0, claim, numeric, tau, verdicts, reasons, rng)
     evaluations += more
     analytic64 = None
     if target.dtype != "float64":
@@ -333,40 +329,6 @@ def _fixed_steps(var: Variable, options: CheckOptions) -> np.ndarray:
     method = "central" if options.method == "auto" else options.method
     eps = options.eps or default_eps(np.float64, method)
     return eps * S.element_scale(var.base)
-
-
-def _subgradient_tests(var, f0, claim, numeric, tau, verdicts, reasons, rng):
-    """Where an output row has kinks in several coordinates, test the claim along
-    directions through them together (each coordinate alone is not enough)."""
-    kinked = (verdicts == KINK) | ((verdicts == FAIL) & (reasons == STRICT_KINK))
-    rows = np.nonzero(kinked.sum(axis=1) >= 2)[0]
-    if not rows.size:
-        return [], 0
-    columns = np.nonzero(kinked[rows].any(axis=0))[0]
-    directions = kink_directions(columns, var.size, rng)
-    x = var.base.reshape(-1)
-    start = S.START * max(1.0, float(np.max(np.abs(x[columns]))))
-    projected = claim @ directions.T
-    accuracy = np.abs(tau) @ np.abs(directions.T)
-    along = ladder(
-        var.along_directions(directions),
-        f0,
-        np.arange(len(directions)),
-        np.full(len(directions), start),
-        accuracy,
-        projected,
-    )
-    tests = directional_verdicts(claim, directions, along, tau)
-    separate = separate_kinks(numeric, columns, directions, along, tau)
-    for test in tests:
-        if not test.ok and separate[test.output_index]:
-            test.ok, test.separate = True, True
-        if not test.ok:
-            row = test.output_index
-            bad = kinked[row]
-            verdicts[row, bad] = FAIL
-            reasons[row, bad] = SUBGRADIENT
-    return tests, along.evaluations
 
 
 def judge_claim(
