@@ -101,6 +101,8 @@ def run(n, repeat):
     for _ in range(ROUNDS):
         for name, fn, _ in cases:
             raw[name] += _common.timeit(fn, repeat=max(repeat // ROUNDS, 3), warmup=2)["samples"]
+    if n == LOOP_N:  # also back to back, as a loop of Jacobians runs (see `loop_ratio`)
+        results_loop = loop_ratio(cases, repeat)
     base = float(np.median(raw[cases[0][0]]))
     onehot = float(np.median(raw[cases[1][0]]))
     ag = float(np.median(raw[cases[2][0]]))
@@ -128,7 +130,30 @@ def run(n, repeat):
         ["method", "ms (median)", "min ms", "vs numpy closed", "vs numpy one-hot", "vs agrad"],
         rows,
     )
+    if n == LOOP_N:
+        results["loop"] = results_loop
+        ag, onehot = results_loop["agrad_us"], results_loop["onehot_us"]
+        print(f"  back to back ({LOOP_NUMBER} calls a sample): agrad {ag:.1f} us, NumPy one-hot "
+              f"{onehot:.1f} us, ratio {ag / onehot:.2f}x")  # fmt: skip
     return results
+
+
+LOOP_N, LOOP_NUMBER = 50, 500
+
+
+def loop_ratio(cases, repeat):
+    """agrad's Jacobian against the NumPy one-hot backward with ``LOOP_NUMBER`` calls back to
+    back per sample (caches warm, no collection between calls), rounds interleaved."""
+    chosen = {name: fn for name, fn, _ in cases[1:3]}
+    samples = {name: [] for name in chosen}
+    for _ in range(ROUNDS):
+        for name, fn in chosen.items():
+            timed = _common.timeit(
+                fn, repeat=max(repeat // ROUNDS, 3), number=LOOP_NUMBER, warmup=LOOP_NUMBER
+            )
+            samples[name] += timed["samples"]
+    onehot, ag = (float(np.median(s)) for s in samples.values())
+    return {"agrad_us": ag * 1e6, "onehot_us": onehot * 1e6, "ratio_to_onehot": ag / onehot}
 
 
 def main(argv):
