@@ -30,6 +30,7 @@ from .verdict import (
     REENTRANT,
     ROUNDED,
     RULE,
+    SEVERAL_KINKS,
     STEP,
     STRICT_KINK,
     SUBGRADIENT,
@@ -218,6 +219,11 @@ def _undecided(report, var, f0, options, i, j, where, count, a, n, reason) -> Di
         "|f|, which the chain rule's factors amplify): neither right nor wrong can be told",
         INACCURATE: f"the finite differences are not accurate enough: their error "
         f"estimate {report.error[i, j]:.3g} exceeds the tolerance {report.tolerance[i, j]:.3g}",
+        SEVERAL_KINKS: "f has kinks in several coordinates here; the gradient is within each "
+        "coordinate's one-sided derivatives, but it is neither within the hull of the "
+        "gradients measured around the point nor decided along the directions that would "
+        "show it is outside (f is not resolved along them); check it a step away from the "
+        "kinks",
     }
     return Diagnosis(
         "undecided",
@@ -267,6 +273,6 @@ _BUILDERS = {
     JUMP: _jump,
     **{
         code: (lambda *args, code=code: _undecided(*args, code))
-        for code in (NONFINITE, NOISE, KINK_CLOSE, INACCURATE, ROUNDED)
+        for code in (NONFINITE, NOISE, KINK_CLOSE, INACCURATE, ROUNDED, SEVERAL_KINKS)
     },
 }

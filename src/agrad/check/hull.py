@@ -1,0 +1,251 @@
+"""Several kinks at one point: a claim certified as a gradient of the pieces that meet there.
+
+Where f has kinks in several coordinates at once, the valid gradients (Clarke's) are the
+convex hull of the gradients of the pieces meeting at the point. A gradient measured a short
+way off, inside a piece, is one of them; a claim within the hull of those measured (weights
+found explicitly, within the tolerance) is certified. Nothing is certified on a guess: a
+sample whose two radii disagree (a kink between them, curvature) is dropped, and where too
+few remain the claim is judged along directions (`directions`), among them the one that
+separates it from the hull found. (QA round 18: separability judged along a few directions
+passed max(x0, x1) + min(x4, x5) with a claim 0, and relu(b0 + b1) - relu(b2) with
+(1, 0.9, 0).)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .steps import EPS
+
+RADIUS = 2.0**-14  # the sample points' distance from x, times max(1, |x_j|), ...
+SHRINK = 4.0  # ... then this much nearer, twice (Richardson's extrapolation); the steps' ratio
+STEP = 2.0**-5  # the central difference's step, times the point's largest offset
+# A sample counts where its extrapolations agree to this part of the row's scale (beyond
+# the claim's tolerance), and a claim that near the hull of the samples is certified.
+ACCURACY = 1e-6
+PAIRS = 6  # random sign patterns, each with its opposite (|x0| + |x1|'s 0 is a midpoint)
+GUIDED = 8  # at most this many rows get a pattern from their own claim's sides
+ROUGH = 1e-3  # samples this rough (of the row's scale) may place a claim in their hull
+ROUNDS = 12  # rounds of samples towards a claim not yet within the hull
+TESTED = 4  # the directions of the last rounds tested at the point
+TRIES = 3  # Lawson and Hanson's iterations, times the number of samples
+
+
+@dataclass
+class Hull:
+    """Per output row (m,): whether its claim is certified; where it is not, the unit
+    directions (D, n) from the nearest points of the measured hull towards the claim, one
+    per round of samples (distinct ones, the last first: the likeliest to show a claim
+    outside), by row."""
+
+    certified: np.ndarray
+    separating: dict[int, np.ndarray]
+    evaluations: int
+    # (m,): not certified, but within the hull of samples measured to ROUGH of the row's
+    # scale (a flat hull, std's at a constant vector, has no inside to be deep in): the
+    # directions decide without a separating one of their own
+    inside: np.ndarray | None = None
+
+
+def certify(var, claim, tau, columns, rows, numeric, rng) -> Hull:
+    """Certify the claims of ``rows`` over the kink ``columns`` (see the module's text)."""
+    m, n = claim.shape
+    x = var.base.reshape(-1)
+    radius = RADIUS * np.maximum(1.0, np.abs(x[columns]))
+    signs = _patterns(claim, numeric, columns, rows, rng)
+    # (random magnitudes: off the ties between columns, where max's pieces meet)
+    near, error, taken = _sample(var, columns, signs * rng.uniform(0.5, 1.0, signs.shape) * radius)
+    certified, inside = np.zeros(m, dtype=bool), np.zeros(m, dtype=bool)
+    separating = {}
+    for i in rows:
+        g = claim[i, columns]
+        sides = np.abs(np.concatenate([numeric.left[i, columns], numeric.right[i, columns]]))
+        scale = max(float(np.max(np.abs(g))), float(np.nanmax(sides, initial=0.0)))
+        width = tau[i, columns] + ACCURACY * scale
+        # Every finite sample steers the search; only those measured to within the width
+        # certify (||x|| at 0 curves as 1/r: its samples steer well and certify nothing).
+        finite = np.all(np.isfinite(near[:, i]), axis=1)
+        rough, rough_error = near[finite, i], error[finite, i]
+        points = _kept(near[:, i], error[:, i], width)
+        tried = []
+        # Each round adds the gradients met along the direction from the hull's nearest
+        # point towards the claim (and opposite): the pieces that could still contain it.
+        for _ in range(ROUNDS):
+            if len(points):
+                nearest = _nearest(points, g) @ points
+                certified[i] = bool(np.all(np.abs(nearest - g) <= 2.0 * width))
+            if certified[i] or not len(rough):
+                break
+            away = g - _nearest(rough, g) @ rough
+            if not np.any(np.abs(away) > 2.0 * width):  # within the rough hull
+                usable = np.all(rough_error <= ROUGH * scale, axis=1)
+                if usable.any():
+                    certified[i] = _deep(g, rough[usable], rough_error[usable], width)
+                    nearest = _nearest(rough[usable], g) @ rough[usable]
+                    inside[i] = bool(np.all(np.abs(nearest - g) <= 2.0 * width))
+                break
+            tried.append(away / np.linalg.norm(away))
+            # (each coordinate a little off its kink and off ties: a 0 there would sit on
+            # it, and the differences across it would drop the sample)
+            toward = away / np.max(np.abs(away)) * rng.uniform(0.9, 1.0, away.shape)
+            low = np.abs(toward) < 0.1
+            toward[low] = rng.choice([-1.0, 1.0], int(low.sum())) * rng.uniform(
+                0.1, 0.2, int(low.sum())
+            )
+            found, err, more = _sample(var, columns, np.stack([toward, -toward]) * radius)
+            taken += more
+            finite = np.all(np.isfinite(found[:, i]), axis=1)
+            rough = np.concatenate([rough, found[finite, i]])
+            rough_error = np.concatenate([rough_error, err[finite, i]])
+            points = np.concatenate([points, _kept(found[:, i], err[:, i], width)])
+        if not certified[i]:
+            # and two directions that need no samples: the claim's own (a valid g has
+            # g·g <= f's slope along g: ||x||_inf's 2/n per element fails it), and the
+            # claim's offset from the middle of the coordinates' one-sided derivatives
+            middle = np.nan_to_num((numeric.left[i, columns] + numeric.right[i, columns]) / 2)
+            own = [v / np.linalg.norm(v) for v in (g, g - middle) if np.any(v)]
+            separating[int(i)] = _distinct(tried[::-1][:TESTED] + own, columns, n, rng)
+    return Hull(certified, separating, taken, inside)
+
+
+def _deep(g, points, error, width) -> bool:
+    """Whether ``g`` lies inside the hull of ``points`` (K, c) known only to within their
+    ``error`` (K, c), by twice the largest error in every coordinate: then it is inside
+    the hull of the true gradients too (each moves by less than the margin). ||x|| at 0:
+    its samples curve as 1/r and are good to 1e-4 or so, but its 0 is deep inside them."""
+    margin = 2.0 * np.max(error, axis=0)
+    for j in range(g.size):
+        for sign in (-1.0, 1.0):
+            z = g.copy()
+            z[j] += sign * margin[j]
+            if not np.all(np.abs(_nearest(points, z) @ points - z) <= width):
+                return False
+    return True
+
+
+def _distinct(tried: list, columns: np.ndarray, n: int, rng) -> np.ndarray:
+    """The directions tried, without near repeats, each as it is and turned a little at
+    random (one exactly along a kink's surface, (1, 1) through relu(x0 - x1), is not
+    resolved there: rounding puts the points on either side; turned too far, one misses a
+    thin hull's side)."""
+    kept: list[np.ndarray] = []
+    for d in tried:
+        if all(abs(float(d @ e)) < 0.999 for e in kept):
+            kept.append(d)
+    out = np.zeros((2 * len(kept), n))
+    for k, d in enumerate(kept):
+        turned = d + 0.01 * rng.standard_normal(d.shape) * np.max(np.abs(d))
+        out[2 * k, columns] = d
+        out[2 * k + 1, columns] = turned / np.linalg.norm(turned)
+    return out
+
+
+def _sample(var, columns, offsets) -> tuple[np.ndarray, np.ndarray, int]:
+    """Gradients over the columns at x + each row of ``offsets`` (K, c), as (K, m, c), and
+    their error (K, m, c). Each is taken at three radii, G(r) = G + a·r + O(r²) inside a
+    piece (extrapolated twice, their difference the error), and at each with two steps,
+    extrapolated too: where a kink through x lies within a step, the steps disagree (the
+    radii cannot show it: scaled, the same step straddles the same kink in the same
+    proportion, QA 18)."""
+    taken, grads, error = 0, [], 0.0
+    for k in range(3):
+        moved = offsets / SHRINK**k
+        coarse, _, more = _gradients(var, columns, moved, STEP)
+        fine, rounding, again = _gradients(var, columns, moved, STEP / SHRINK)
+        gap = (fine - coarse) / (SHRINK**2 - 1.0)  # (central differences: error ∝ h²)
+        grads.append(fine + gap)
+        error = error + 2.0 * np.abs(gap) + 2.0 * rounding
+        taken += more + again
+    far = grads[1] + (grads[1] - grads[0]) / (SHRINK - 1.0)
+    near = grads[2] + (grads[2] - grads[1]) / (SHRINK - 1.0)
+    return near, error + np.abs(far - near), taken
+
+
+def _kept(points: np.ndarray, error: np.ndarray, width: np.ndarray) -> np.ndarray:
+    """The samples (K, c) measured to within ``width`` in every column."""
+    return points[np.all(np.isfinite(points) & (error <= width), axis=1)]
+
+
+def _patterns(claim, numeric, columns, rows, rng) -> np.ndarray:
+    """Sign patterns over the columns: one per row (up to GUIDED) on the side of each kink
+    its claim takes (its left or right one-sided derivative: relu'(0) = 0 is the piece
+    below, so PyTorch's gradient is a piece's), then random ones, each with its opposite."""
+    c = columns.size
+    guided = []
+    for i in rows[:GUIDED]:
+        g, lo, hi = claim[i, columns], numeric.left[i, columns], numeric.right[i, columns]
+        with np.errstate(invalid="ignore"):
+            toward = np.nan_to_num(np.sign(np.abs(g - lo) - np.abs(g - hi)))  # +1: right
+        toward[toward == 0] = rng.choice([-1.0, 1.0], size=int(np.sum(toward == 0)))
+        guided.append(toward)
+    random = rng.choice([-1.0, 1.0], size=(PAIRS, c))
+    return np.concatenate([np.array(guided).reshape(-1, c), random, -random])
+
+
+def _gradients(var, columns, offsets, step) -> tuple[np.ndarray, np.ndarray, int]:
+    """Central differences over the columns at x + each row of ``offsets`` (K, c), each
+    ``step`` times its point's largest offset: gradients (K, m, c) and their rounding
+    bound (K, m, c)."""
+    x = var.base.reshape(-1)
+    k, c = offsets.shape
+    centers = np.repeat(x[None], k, axis=0)
+    centers[:, columns] += offsets
+    h = step * np.max(np.abs(offsets), axis=1, keepdims=True) * np.ones((1, c))  # (K, c)
+    up = np.repeat(centers[:, None, :], c, axis=1)  # (K, c, n)
+    down = up.copy()
+    up[:, np.arange(c), columns] += h
+    down[:, np.arange(c), columns] -= h
+    span = up[:, np.arange(c), columns] - down[:, np.arange(c), columns]  # (as float64 took)
+    points = np.concatenate([up.reshape(k * c, -1), down.reshape(k * c, -1)])
+    values = np.asarray(var.batch(points.reshape(-1, *var.base.shape)), dtype=np.float64)
+    values = values.reshape(2, k, c, -1)  # (up/down, K, c, m)
+    with np.errstate(all="ignore"):
+        grads = ((values[0] - values[1]) / span[:, :, None]).transpose(0, 2, 1)
+        size = np.max(np.abs(values), axis=0)
+        rounding = (4.0 * EPS * size / span[:, :, None]).transpose(0, 2, 1)
+    return grads, rounding, len(points)
+
+
+def _nearest(points: np.ndarray, target: np.ndarray) -> np.ndarray:
+    """Convex weights (K,) whose combination of ``points`` (K, c) is nearest ``target``
+    (least squares; Lawson and Hanson's NNLS with the weights' sum as a heavy row)."""
+    size = max(float(np.max(np.abs(points))), float(np.max(np.abs(target))), 1e-300)
+    points, target = points / size, target / size
+    a = np.vstack([points.T, np.full((1, len(points)), 1e3)])
+    b = np.concatenate([target, [1e3]])
+    w = _nnls(a, b)
+    total = w.sum()
+    if not total > 0:
+        w = np.zeros(len(points))
+        w[np.argmin(np.sum((points - target) ** 2, axis=1))] = 1.0
+        return w
+    return w / total
+
+
+def _nnls(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """min |a w - b| over w >= 0 (Lawson and Hanson 1974, the active-set method)."""
+    n = a.shape[1]
+    w = np.zeros(n)
+    passive = np.zeros(n, dtype=bool)
+    tol = 10 * EPS * np.linalg.norm(a, 1) * max(a.shape)
+    for _ in range(TRIES * n):
+        gradient = a.T @ (b - a @ w)
+        if passive.all() or np.max(np.where(passive, -np.inf, gradient)) <= tol:
+            break
+        passive[np.argmax(np.where(passive, -np.inf, gradient))] = True
+        for _ in range(n):  # (at most n drops; rounding can stall the exact method)
+            z = np.zeros(n)
+            z[passive] = np.linalg.lstsq(a[:, passive], b, rcond=None)[0]
+            if np.all(z[passive] > tol):
+                w = z
+                break
+            falling = passive & (z <= tol)
+            with np.errstate(all="ignore"):
+                alpha = np.nan_to_num(np.min(w[falling] / (w[falling] - z[falling])))
+            w = w + alpha * (z - w)
+            passive &= w > tol
+        else:
+            break
+    return w
