@@ -78,7 +78,7 @@ def _variable(f, x):
 def _measured(f, x):
     var = _variable(f, x)
     elements = np.arange(var.size)
-    sigma, size, taken = N._measure(var.along_coordinates(), var.value(), elements,
+    sigma, size, taken, *_ = N._measure(var.along_coordinates(), var.value(), elements,
                                     S.element_scale(var.base))  # fmt: skip
     assert taken > 0
     return sigma[0]
@@ -228,3 +228,62 @@ def test_an_output_quantized_coarser_than_its_moves_is_still_measured():
     verdicts = report.variables["x"].verdicts
     assert not (verdicts == 1).any(), np.argwhere(verdicts == 1)
     assert (verdicts[1:] == 0).all()
+
+
+# A quantized part beside a smooth part in another element (QA round 18 F1):
+# f = (C + a·b0) - C + g(b1) is quantized to q = ulp(C). Along the noise probe's random
+# direction the quantized part froze at the third stencil (its spacing over 4,096) while
+# g(b1) still moved there, so its noise "faded" as a feature finer than the stencil's
+# would; where its rounding errors drifted alike along the stencil, or it moved less than
+# a quantum per spacing, no stencil saw it at all. No element was measured, the ladder
+# descended below the quantum, where the quantized part's differences are exactly 0, and
+# the claim 0 for b0 passed in 21 of 27 settings while the right claim failed. Oracle:
+# algebra (∂f/∂b0 = a, ∂f/∂b1 = g'(b1); a companion in b0 itself adds g'(b0) to ∂f/∂b0).
+
+COMPANIONS = {"x": (lambda t: t, lambda t: 1.0), "x²": (lambda t: t * t, lambda t: 2 * t),
+              "sin": (np.sin, np.cos)}  # fmt: skip
+QUANTIZED = [pytest.param(c, a, g, id=f"C={c:g},a={a:g},{g}")
+             for c in (1e4, 1e6, 1e8) for a in (1e-2, 1e-3, 1e-4) for g in COMPANIONS]  # fmt: skip
+B = np.array([0.7, 0.3])
+
+
+def _quantized_beside(c, a, g, same):
+    smooth, slope = COMPANIONS[g]
+    if same:  # (and b1 smooth on its own)
+        return (lambda b: (c + a * b[0]) - c + smooth(b[0]) + b[1] ** 3,
+                np.array([a + slope(B[0]), 3 * B[1] ** 2]))  # fmt: skip
+    return lambda b: (c + a * b[0]) - c + smooth(b[1]), np.array([a, slope(B[1])])
+
+
+def _b_verdicts(f, claim):
+    report = check_numpy(f, lambda b: claim, {"b": B})
+    return [VERDICTS[v] for v in report.variables["b"].verdicts.reshape(-1)]
+
+
+@pytest.mark.parametrize("same", [False, True], ids=["other", "same"])
+@pytest.mark.parametrize("c, a, g", QUANTIZED)
+def test_the_noise_of_a_quantized_part_beside_a_smooth_part_is_measured(c, a, g, same):
+    f, _ = _quantized_beside(c, a, g, same)
+    var = Variable(B, lambda points: np.array([[f(p)] for p in points]))
+    noise, _ = N.element_noise(var, var.value(), np.arange(2), S.element_scale(B),
+                               np.random.default_rng(20111))  # fmt: skip
+    assert noise is not None
+    truth = np.spacing(c) / np.sqrt(12)  # (uniform rounding to the quantum)
+    assert truth / 4 < noise[0, 0] < truth * 4, noise[0, 0] / truth
+    assert noise[0, 1] == 0  # (b1 moves only smooth parts)
+
+
+@pytest.mark.parametrize("same", [False, True], ids=["other", "same"])
+@pytest.mark.parametrize("c, a, g", QUANTIZED)
+def test_a_dropped_or_doubled_quantized_term_never_passes_and_the_right_one_never_fails(
+    c, a, g, same
+):
+    f, right = _quantized_beside(c, a, g, same)
+    assert "fail" not in _b_verdicts(f, right)
+    # (a·h/q: the quantized part's moves over the ladder's first step, in quanta; where it
+    # moves a few quanta only, the finite differences cannot resolve a to decide)
+    resolved = a * S.START / np.spacing(c) >= 64
+    for wrong in (right - [a, 0.0], right + [a, 0.0]):
+        verdicts = _b_verdicts(f, wrong)
+        assert verdicts[0] == "fail" if resolved else verdicts[0] != "pass", verdicts
+        assert verdicts[1] == "pass"

@@ -6,9 +6,10 @@ its central differences at power-of-two steps come out as exact multiples of the
 over h, stable from level to level, and Ridders' error estimate calls them converged (a
 claim of 0 passed where the derivative is 2.9). Moré and Wild's ECnoise (2011) measures the
 noise instead: f at nine equally spaced points, whose high-order differences see noise and
-not a smooth f. It is measured once along a random direction (cheap: a few batched calls);
-only where that finds noise well above the model is each element measured, and the
-ladder's rounding widened to what was found.
+not a smooth f. It is measured along a random direction (cheap: a few batched calls), at
+a first spacing and again at one near the ladder's first step; only where that finds
+noise well above the model is each element measured (at both), and the ladder's rounding
+widened to what was found.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ SMALL = 16.0  # noise at most 1/SMALL of f's range over the stencil
 CROWDED = 2.9  # the spacing's factor where noise crowds the moves
 ABOVE_MODEL = 16.0  # noise below this many times eps·|f| is the model's own
 FLOOR_MODEL = 2.0  # ... but above this many, along a random direction, it is every element's
+COARSE = START / 8 / FIRST  # the second look's spacing, times the first's
 ORDERS = range(1, 7)
 _GAMMA = np.array([factorial(k) ** 2 / factorial(2 * k) for k in ORDERS])
 
@@ -50,10 +52,10 @@ def element_noise(
     n = var.size
     if not np.isfinite(f0).all():
         return None, 0
-    direction = rng.standard_normal(n) * scale
-    direction /= np.max(np.abs(direction), initial=1e-300)
-    along = var.along_directions(direction[None])
-    sigma, size, taken = _measure(along, f0, np.zeros(1, dtype=np.intp), np.ones(1))
+    directions = rng.standard_normal((2, n)) * scale
+    directions /= np.max(np.abs(directions), axis=1, initial=1e-300)[:, None]
+    along = var.along_directions(directions)
+    sigma, size, taken = _twice(along, f0, np.zeros(1, dtype=np.intp), np.ones(1), 1)
     # Noise a few ulps above the model's half ulp per value (sum(sin(x)·x²) over 1,000
     # inputs: pairwise summation rounds to 7 ulps of f) is f's own, along every element:
     # it is every element's floor (below ABOVE_MODEL). Unknown to the ladder, its rise as
@@ -69,18 +71,46 @@ def element_noise(
     # random direction would override them: sin at 1e11 varies finer than its spacing.
     # What it finds counts from FLOOR_MODEL up, as the random direction's floor does: the
     # outputs of X @ w - y round to a few ulps of their terms, 2 to 16 times eps·|f|)
-    sigma, size, more = _measure(var.along_coordinates(), f0, rest, scale[rest], START)
+    noisy = _exceeds(sigma, size)  # (m, 1): the outputs a second look along each may find
+    sigma, size, more = _twice(var.along_coordinates(), f0, rest, scale[rest], 0, START, noisy)
     noise = np.zeros((f0.size, n))
     with np.errstate(invalid="ignore"):
         noise[:, rest] = np.where(_exceeds(sigma, size, FLOOR_MODEL), sigma, 0.0)
     return noise, taken + more
 
 
+def _twice(along, f0, elements, scale, shift, ladder=np.inf, rows=True) -> tuple[np.ndarray, ...]:
+    """`_measure` at the first spacing, and again at one near the ladder's first step (along
+    ``elements + shift``: the random probe's second direction) where nothing above the
+    model was found. A part quantized coarser than its moves at the first spacing (0.05
+    quanta per spacing) beside a smooth part that moves keeps the values distinct, so
+    the spacing did not grow as it does where f is still: (1e8 + 1e-4·x0) - 1e8 + x1,
+    7 quanta at the ladder's first step. And a quantized part's rounding errors along
+    equally spaced points drift by a fixed fraction of its quantum: where that is near 0,
+    they lie on a line, unseen by the differences (one look in eight or so)."""
+    sigma, size, taken, retired = _measure(along, f0, elements, scale, ladder)
+    quiet = ~_exceeds(sigma, size) & ~retired & rows
+    cols = np.nonzero(quiet.any(axis=0))[0]
+    if cols.size:
+        # Its third stencil as fine as the first look's (a feature at 1e-7 is not finer
+        # than 3e-8, the second look's spacing over NARROWER: it showed as noise there
+        # too), and its spacing not grown past the ladder's first steps (floor(x) at 1.5
+        # is quantized, to 1: noise the ladder, which sees no jump there, does not have).
+        coarse = _measure(along, f0, elements[cols] + shift, scale[cols] * COARSE,
+                          ladder / COARSE, NARROWER * COARSE, grow=False)  # fmt: skip
+        found = quiet[:, cols] & _exceeds(coarse[0], coarse[1], FLOOR_MODEL)
+        found &= ~(coarse[0] <= sigma[:, cols])
+        sigma[:, cols] = np.where(found, coarse[0], sigma[:, cols])
+        size[:, cols] = np.where(found, coarse[1], size[:, cols])
+        taken += coarse[2]
+    return sigma, size, taken
+
+
 def _exceeds(sigma: np.ndarray, size: np.ndarray, times: float = ABOVE_MODEL) -> np.ndarray:
     return np.isfinite(sigma) & (sigma > times * EPS * size)
 
 
-def _measure(along, f0, elements, scale, ladder=np.inf) -> tuple[np.ndarray, np.ndarray, int]:
+def _measure(along, f0, elements, scale, ladder=np.inf, narrower=NARROWER, grow=True) -> tuple:
     """ECnoise's σ per output and element (nan: not measured), the largest |f| seen, and
     the evaluations taken. σ must not grow at a spacing WIDER times wider: noise does not
     depend on the spacing, while a kink inside the stencil grows with it, and it can pass
@@ -93,7 +123,8 @@ def _measure(along, f0, elements, scale, ladder=np.inf) -> tuple[np.ndarray, np.
     spacing = FIRST * scale
     open_ = np.arange(e)
     always_flat = np.ones((m, e), dtype=bool)
-    offsets = np.concatenate([OFFSETS, WIDER * OFFSETS, OFFSETS / NARROWER])
+    retired = np.zeros((m, e), dtype=bool)
+    offsets = np.concatenate([OFFSETS, WIDER * OFFSETS, OFFSETS / narrower])
     for _ in range(ROUNDS):
         cols = np.repeat(elements[open_], offsets.size)
         with np.errstate(all="ignore"):
@@ -102,7 +133,8 @@ def _measure(along, f0, elements, scale, ladder=np.inf) -> tuple[np.ndarray, np.
         taken += cols.size
         center = np.broadcast_to(f0[:, None, None, None], (m, open_.size, 3, 1))
         every = np.concatenate([moved[..., :4], center, moved[..., 4:]], axis=-1)
-        estimate, still_all, exact = _ecnoise(every)
+        with np.errstate(all="ignore"):  # (inf beside inf: exp(1e6·x) at the coarse look)
+            estimate, still_all, exact = _ecnoise(every)
         values = every[..., :2, :]
         still, exact = still_all[..., 0], exact[..., 0]
         narrow, wide = estimate[..., 0], estimate[..., 1]
@@ -115,6 +147,14 @@ def _measure(along, f0, elements, scale, ladder=np.inf) -> tuple[np.ndarray, np.
             finer = estimate[..., 2]
             above = _exceeds(narrow, np.broadcast_to(np.abs(f0)[:, None], narrow.shape))
             faded = above & ~still_all[..., 2] & ~(finer * AGREE >= narrow)
+        if faded.any():
+            # ... unless only a quantized part froze there, beside a smooth part that still
+            # moves (another element's along a random direction, or the element's own)
+            cols = np.nonzero(faded.any(axis=0))[0]
+            frozen, more = _frozen(along, elements[open_[cols]], spacing[open_[cols]], narrower,
+                                   every[:, cols], narrow[:, cols], finer[:, cols])  # fmt: skip
+            faded[:, cols] &= ~frozen
+            taken += more
         found = np.where(grows | faded, np.nan, narrow)
         # Noise is small beside f's moves across the stencil; a jump or a pole inside it is
         # not (its σ is a quarter of its size or more): neither is noise to allow for.
@@ -140,6 +180,7 @@ def _measure(along, f0, elements, scale, ladder=np.inf) -> tuple[np.ndarray, np.
         always_flat[:, open_] &= flat
         beyond = WIDER * OFFSETS[-1] * spacing[open_] >= ladder * scale[open_]
         independent = always_flat[:, open_] & beyond & ~flat.all(axis=0)
+        retired[:, open_] = independent
         pending = np.isnan(sigma[:, open_]) & ~independent
         pending &= np.isfinite(values).all(axis=(-2, -1))
         # Where some output is still to be measured: too few distinct values (f barely moves
@@ -147,11 +188,49 @@ def _measure(along, f0, elements, scale, ladder=np.inf) -> tuple[np.ndarray, np.
         # alike or spacings that disagree (a coincidence, or a kink), another one.
         still &= pending
         factor = np.where(still.any(axis=0), GROWTH, np.where(crowded.any(axis=0), CROWDED, REDRAW))
+        factor = factor if grow else REDRAW
         spacing[open_] *= factor
         open_ = open_[pending.any(axis=0)]
         if not open_.size:
             break
-    return sigma, size, taken
+    return sigma, size, taken, retired
+
+
+_POWERS = np.arange(-4.0, 5.0)[:, None] ** np.arange(3)  # the stencil's points, in spacings
+
+
+def _frozen(along, elements, spacing, narrower, every, narrow, finer) -> tuple[np.ndarray, int]:
+    """(m, e): f's moves over the fine spacing (the third stencil's) at each of the nine
+    points of the first are those of one smooth f, but for a few a quantum larger (a
+    jump inside them): its noise is a quantized part's, which the fine spacing is too
+    fine to move. (f = (1e6 + 1e-3·x0) - 1e6 + x1 quantized to 1.2e-10: along a random
+    direction its σ faded at the fine spacing, where only x1 moved; no element was
+    measured, the ladder descended below the quantum, a claim of 0 for x0 passed and
+    the right one failed, QA round 18 F1.) A feature finer than the first spacing moves
+    f unlike a line there: 1 + cos(1e7·x) at points 6.9e-7 apart, over 1.7e-10."""
+    m, e = every.shape[0], elements.size
+    fine = spacing / narrower
+    with np.errstate(all="ignore"):
+        moved = along(np.repeat(elements, OFFSETS.size),
+                      (spacing[:, None] * OFFSETS + fine[:, None]).reshape(-1))  # fmt: skip
+        moved = moved.reshape(m, e, OFFSETS.size)
+        after = np.concatenate([moved[..., :4], every[..., 2, 5:6], moved[..., 4:]], axis=-1)
+        values = every[..., 0, :]
+        moves = after - values  # (m, e, 9)
+        # (a jump inside a move: a quantum, 3.5σ; the smooth part's moves differ by far less)
+        kept = np.abs(moves - np.median(moves, axis=-1, keepdims=True)) <= narrow[..., None]
+        # (a parabola: the smooth part's moves curve at the coarse look's spacing)
+        w = kept[..., None] * _POWERS  # (m, e, 9, 3)
+        normal = np.einsum("...ik,il->...kl", w, _POWERS)
+        normal[kept.sum(axis=-1) < 6] = np.eye(3)  # (too few: not frozen, below)
+        right = np.einsum("...ik,...i->...k", w, np.where(kept, moves, 0.0))
+        fit = np.linalg.solve(normal, right[..., None])[..., 0] @ _POWERS.T
+        off = np.max(np.where(kept, np.abs(moves - fit), 0.0), axis=-1)
+        count = kept.sum(axis=-1)
+        size = np.max(np.abs(np.concatenate([values, after], axis=-1)), axis=-1)
+        rounding = np.maximum(np.nan_to_num(finer, nan=0.0), EPS * size)
+        frozen = (count >= 6) & (off <= 8 * rounding)
+    return frozen & np.isfinite(after).all(axis=-1), e * OFFSETS.size
 
 
 _BESIDE = np.array([0, 1, 2, 5, 6, 7])  # the moves away from the point
