@@ -6,10 +6,10 @@ where all of them are off: a valid (Clarke) gradient. The checker tested the cla
 directions through the kinks, demanding its slope between the one-sided directional
 derivatives; that holds for a convex (or concave) f only. With kinks of both kinds
 (relu(b0) - relu(b1)), the piece b < 0's gradient is outside them along (1, -1): the right
-gradient failed as "not a subgradient". Where the kinks are in separate coordinates (f's
-one-sided directional derivatives are the sums of the coordinates' own), the valid
-gradients are the box of the coordinates' intervals, and the coordinates decide; where
-they are not (|x0 - x1|, max at a tie), the directions still do.
+gradient failed as "not a subgradient". A claim is now certified from the gradients
+measured around the point (within their hull: for separate kinks, the box of the
+coordinates' intervals); where kinks are not separate (|x0 - x1|, max at a tie), claims
+outside the hull still fail along directions (see also test_check_kink_hull.py).
 
 Oracle: algebra. Each function's pieces and their gradients are written out below.
 """

@@ -199,7 +199,8 @@ def _compare(target, name, var, options, rng, claim) -> VariableReport:
         adaptive, _ = judge(claim, numeric, adaptive_tau, accuracy=loose)
         step_only = (verdicts == FAIL) & (reasons == RULE) & (adaptive == PASS)
         reasons[step_only] = STEP
-    tests, more = subgradient_tests(var, f0, claim, numeric, tau, verdicts, reasons, rng)
+    tests, more, certified = subgradient_tests(var, f0, claim, numeric, tau, verdicts, reasons,
+                                               rng)  # fmt: skip
     evaluations += more
     analytic64 = None
     if target.dtype != "float64":
@@ -234,6 +235,7 @@ def _compare(target, name, var, options, rng, claim) -> VariableReport:
         dtype=target.dtype,
         adaptive_step=None if estimate is None else numeric.step,
         direction_tests=tests,
+        certified_rows=certified,
         cotangent=cotangent,
     )
     if not report.ok:

@@ -23,6 +23,7 @@ from .verdict import (
     FAIL,
     KINK,
     KINK_CLOSE,
+    RULE,
     SEVERAL_KINKS,
     STRICT_KINK,
     SUBGRADIENT,
@@ -47,15 +48,20 @@ def subgradient_tests(var, f0, claim, numeric, tau, verdicts, reasons, rng):
     # both kinds, a valid gradient can be: 0.5·relu(x0 + 2·x1) - 2·relu(-2·x0 - 2·x1) has
     # the piece x0 + 2·x1 < 0 < x0 + x1, whose gradient's x0 is 0, outside [0.5, 4]).
     close = (verdicts == UNDECIDED) & (reasons == KINK_CLOSE)
+    # So does a derivative along an axis where f is smooth along it but not at the point
+    # (kinks that cancel along the axis), in a row that has a kink.
     outside = (verdicts == FAIL) & (reasons == SUBGRADIENT)
     kinked = (verdicts == KINK) | ((verdicts == FAIL) & (reasons == STRICT_KINK)) | close
+    outside |= (verdicts == FAIL) & (reasons == RULE) & kinked.any(axis=1, keepdims=True)
     kinked |= outside
-    rows = np.nonzero(kinked.sum(axis=1) >= 2)[0]
+    # Up to EVERY elements, every coordinate takes part, and one kink is enough: kinks that
+    # cancel along an axis leave f smooth there, where it is not (QA 18). Beyond, a row
+    # needs kinks in two coordinates, and only those take part.
+    every = 1 < var.size <= EVERY
+    rows = np.nonzero(kinked.sum(axis=1) >= (1 if every else 2))[0]
     if not rows.size:
-        return [], 0
-    columns = np.nonzero(kinked[rows].any(axis=0))[0]
-    if var.size <= EVERY:  # (kinks that cancel along the axes hide a column's own: QA 18)
-        columns = np.arange(var.size)
+        return [], 0, []
+    columns = np.arange(var.size) if every else np.nonzero(kinked[rows].any(axis=0))[0]
     hull = certify(var, claim, tau, columns, rows, numeric, rng)
     certified = rows[hull.certified[rows]]
     settled = close[certified] | outside[certified]
@@ -63,7 +69,7 @@ def subgradient_tests(var, f0, claim, numeric, tau, verdicts, reasons, rng):
     reasons[certified] = np.where(settled, 0, reasons[certified])
     rows = rows[~hull.certified[rows]]
     if not rows.size:
-        return [], hull.evaluations
+        return [], hull.evaluations, certified.tolist()
     fixed = kink_directions(columns, var.size, rng)
     owner = [-1] * len(fixed)  # (which row's separating direction each is; -1: every row's)
     blocks = [fixed]
@@ -88,17 +94,20 @@ def subgradient_tests(var, f0, claim, numeric, tau, verdicts, reasons, rng):
     for test in directional_verdicts(claim, directions, along, tau):
         if test.output_index in rows and owner[test.index] in (-1, test.output_index):
             tests.append(test)
+    for row, (u, slope, left, right) in hull.outside.items():  # (the samples' own tests)
+        if row in rows:
+            tests.append(DirectionTest(row, -1, u, slope, left, right, False))
     for row in rows:
         bad = kinked[row]
         if any(not t.ok for t in tests if t.output_index == row):
             verdicts[row, bad] = FAIL
             reasons[row, bad] = SUBGRADIENT
         elif not hull.inside[row] and not any(
-            t.output_index == row and owner[t.index] == row for t in tests
+            t.output_index == row and t.index >= 0 and owner[t.index] == row for t in tests
         ):
             verdicts[row, bad] = UNDECIDED
             reasons[row, bad] = SEVERAL_KINKS
-    return tests, hull.evaluations + along.evaluations
+    return tests, hull.evaluations + along.evaluations, certified.tolist()
 
 
 @dataclass
@@ -107,7 +116,7 @@ class DirectionTest:
     one-sided directional derivatives there (one output row)."""
 
     output_index: int
-    index: int  # the direction's, in the tested block
+    index: int  # the direction's, in the tested block (-1: a pair of the samples, see hull)
     direction: np.ndarray  # (n,) unit vector
     projected: float
     left: float

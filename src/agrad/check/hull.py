@@ -25,10 +25,15 @@ STEP = 2.0**-5  # the central difference's step, times the point's largest offse
 # A sample counts where its extrapolations agree to this part of the row's scale (beyond
 # the claim's tolerance), and a claim that near the hull of the samples is certified.
 ACCURACY = 1e-6
-PAIRS = 6  # random sign patterns, each with its opposite (|x0| + |x1|'s 0 is a midpoint)
+# Random sign patterns, each with its opposite (|x0| + |x1|'s 0 is a midpoint): this many
+# divided by the number of columns, at least MIN_PAIRS (a thin piece between two kinks is
+# found by chance; in few dimensions samples are cheap)
+PAIRS, MIN_PAIRS = 128, 6
 GUIDED = 8  # at most this many rows get a pattern from their own claim's sides
+STEER = 0.05  # samples this rough (of the row's scale) steer the search
 ROUGH = 1e-3  # samples this rough (of the row's scale) may place a claim in their hull
 ROUNDS = 12  # rounds of samples towards a claim not yet within the hull
+COLUMNS = 64  # above this many kink columns, no samples: the directions alone decide
 TESTED = 4  # the directions of the last rounds tested at the point
 TRIES = 3  # Lawson and Hanson's iterations, times the number of samples
 
@@ -47,6 +52,9 @@ class Hull:
     # scale (a flat hull, std's at a constant vector, has no inside to be deep in): the
     # directions decide without a separating one of their own
     inside: np.ndarray | None = None
+    # by row: a direction u (n,) with the claim's slope along it outside the one-sided
+    # ones the samples at x ± r·u measured, (u, slope, left, right): not a subgradient
+    outside: dict | None = None
 
 
 def certify(var, claim, tau, columns, rows, numeric, rng) -> Hull:
@@ -54,29 +62,39 @@ def certify(var, claim, tau, columns, rows, numeric, rng) -> Hull:
     m, n = claim.shape
     x = var.base.reshape(-1)
     radius = RADIUS * np.maximum(1.0, np.abs(x[columns]))
-    signs = _patterns(claim, numeric, columns, rows, rng)
-    # (random magnitudes: off the ties between columns, where max's pieces meet)
-    near, error, taken = _sample(var, columns, signs * rng.uniform(0.5, 1.0, signs.shape) * radius)
     certified, inside = np.zeros(m, dtype=bool), np.zeros(m, dtype=bool)
-    separating = {}
-    for i in rows:
+    separating: dict[int, np.ndarray] = {}
+    outside: dict[int, tuple] = {}
+    if columns.size > COLUMNS:  # (each sample costs 12 evaluations per column)
+        for i in rows:
+            separating[int(i)] = _distinct(_own(claim[i], numeric, i, columns), columns, n, rng)
+        return Hull(certified, separating, 0, inside, outside)
+    around, pairs = _patterns(claim, numeric, columns, rows, rng)
+    near, error, taken = _sample(var, columns, around * radius)
+    first = len(around) - 2 * pairs  # (the random points, then their opposites)
+    for k, i in enumerate(rows):
+        rounds = ROUNDS if k < GUIDED else 0  # (the rows sampled towards their claims)
         g = claim[i, columns]
         sides = np.abs(np.concatenate([numeric.left[i, columns], numeric.right[i, columns]]))
         scale = max(float(np.max(np.abs(g))), float(np.nanmax(sides, initial=0.0)))
         width = tau[i, columns] + ACCURACY * scale
-        # Every finite sample steers the search; only those measured to within the width
+        # Samples to within STEER of the scale steer the search (one across a kink, off by
+        # O(1), would put a wrong claim inside); only those measured to within the width
         # certify (||x|| at 0 curves as 1/r: its samples steer well and certify nothing).
-        finite = np.all(np.isfinite(near[:, i]), axis=1)
+        finite = np.all(np.isfinite(near[:, i]) & (error[:, i] <= STEER * scale), axis=1)
         rough, rough_error = near[finite, i], error[finite, i]
         points = _kept(near[:, i], error[:, i], width)
+        ends = slice(first, first + pairs), slice(first + pairs, None)
+        found_outside = _outside(g, around[ends[0]], near[ends[0], i], near[ends[1], i],
+                                 error[ends[0], i] + error[ends[1], i], width)  # fmt: skip
         tried = []
         # Each round adds the gradients met along the direction from the hull's nearest
         # point towards the claim (and opposite): the pieces that could still contain it.
-        for _ in range(ROUNDS):
+        for _ in range(rounds + 1):
             if len(points):
                 nearest = _nearest(points, g) @ points
                 certified[i] = bool(np.all(np.abs(nearest - g) <= 2.0 * width))
-            if certified[i] or not len(rough):
+            if certified[i] or not len(rough) or _ == rounds:
                 break
             away = g - _nearest(rough, g) @ rough
             if not np.any(np.abs(away) > 2.0 * width):  # within the rough hull
@@ -96,18 +114,21 @@ def certify(var, claim, tau, columns, rows, numeric, rng) -> Hull:
             )
             found, err, more = _sample(var, columns, np.stack([toward, -toward]) * radius)
             taken += more
-            finite = np.all(np.isfinite(found[:, i]), axis=1)
+            found_outside = found_outside or _outside(
+                g, toward[None], found[:1, i], found[1:, i], err[:1, i] + err[1:, i], width
+            )
+            finite = np.all(np.isfinite(found[:, i]) & (err[:, i] <= STEER * scale), axis=1)
             rough = np.concatenate([rough, found[finite, i]])
             rough_error = np.concatenate([rough_error, err[finite, i]])
             points = np.concatenate([points, _kept(found[:, i], err[:, i], width)])
+        if found_outside:
+            d = np.zeros(n)
+            d[columns] = found_outside[0]
+            outside[int(i)] = (d, *found_outside[1:])
         if not certified[i]:
-            # and two directions that need no samples: the claim's own (a valid g has
-            # g·g <= f's slope along g: ||x||_inf's 2/n per element fails it), and the
-            # claim's offset from the middle of the coordinates' one-sided derivatives
-            middle = np.nan_to_num((numeric.left[i, columns] + numeric.right[i, columns]) / 2)
-            own = [v / np.linalg.norm(v) for v in (g, g - middle) if np.any(v)]
+            own = _own(claim[i], numeric, i, columns)
             separating[int(i)] = _distinct(tried[::-1][:TESTED] + own, columns, n, rng)
-    return Hull(certified, separating, taken, inside)
+    return Hull(certified, separating, taken, inside, outside)
 
 
 def _deep(g, points, error, width) -> bool:
@@ -123,6 +144,32 @@ def _deep(g, points, error, width) -> bool:
             if not np.all(np.abs(_nearest(points, z) @ points - z) <= width):
                 return False
     return True
+
+
+def _outside(g, directions, plus, minus, error, width):
+    """The first of ``directions`` (P, c) along which the claim's slope lies outside the
+    one-sided derivatives at x that the gradients sampled at x ± r·u give, u·v+ and u·v-
+    (a sample inside a piece that reaches x along u), as (unit u, slope, left, right); None.
+    Each pair is a direction test the samples make at no cost."""
+    for u, up, down, err in zip(directions, plus, minus, error, strict=True):
+        if not (np.all(np.isfinite(up) & np.isfinite(down)) and np.all(err <= 2.0 * width)):
+            continue
+        norm = np.linalg.norm(u)
+        unit = u / norm
+        right, left, slope = float(up @ unit), float(down @ unit), float(g @ unit)
+        margin = float((4.0 * width + err) @ np.abs(unit))
+        if not min(left, right) - margin <= slope <= max(left, right) + margin:
+            return unit, slope, left, right
+    return None
+
+
+def _own(claim_row, numeric, i, columns) -> list[np.ndarray]:
+    """Two directions that need no samples: the claim's own (a valid g has g·g <= f's
+    slope along g: ||x||_inf's 2/n per element fails it), and the claim's offset from the
+    middle of the coordinates' one-sided derivatives."""
+    g = claim_row[columns]
+    middle = np.nan_to_num((numeric.left[i, columns] + numeric.right[i, columns]) / 2)
+    return [v / np.linalg.norm(v) for v in (g, g - middle) if np.any(v)]
 
 
 def _distinct(tried: list, columns: np.ndarray, n: int, rng) -> np.ndarray:
@@ -168,10 +215,12 @@ def _kept(points: np.ndarray, error: np.ndarray, width: np.ndarray) -> np.ndarra
     return points[np.all(np.isfinite(points) & (error <= width), axis=1)]
 
 
-def _patterns(claim, numeric, columns, rows, rng) -> np.ndarray:
-    """Sign patterns over the columns: one per row (up to GUIDED) on the side of each kink
-    its claim takes (its left or right one-sided derivative: relu'(0) = 0 is the piece
-    below, so PyTorch's gradient is a piece's), then random ones, each with its opposite."""
+def _patterns(claim, numeric, columns, rows, rng) -> tuple[np.ndarray, int]:
+    """Points around x (K, c), in units of the radius: one per row (up to GUIDED) on the
+    side of each kink its claim takes (its left or right one-sided derivative: relu'(0) = 0
+    is the piece below, so PyTorch's gradient is a piece's), then random ones, then their
+    exact opposites (``pairs`` of each). Random magnitudes: off the ties between columns,
+    where max's pieces meet, and from near an axis to the diagonal, where thin pieces lie."""
     c = columns.size
     guided = []
     for i in rows[:GUIDED]:
@@ -179,9 +228,10 @@ def _patterns(claim, numeric, columns, rows, rng) -> np.ndarray:
         with np.errstate(invalid="ignore"):
             toward = np.nan_to_num(np.sign(np.abs(g - lo) - np.abs(g - hi)))  # +1: right
         toward[toward == 0] = rng.choice([-1.0, 1.0], size=int(np.sum(toward == 0)))
-        guided.append(toward)
-    random = rng.choice([-1.0, 1.0], size=(PAIRS, c))
-    return np.concatenate([np.array(guided).reshape(-1, c), random, -random])
+        guided.append(toward * rng.uniform(0.5, 1.0, c))
+    pairs = max(MIN_PAIRS, PAIRS // c)
+    random = rng.choice([-1.0, 1.0], size=(pairs, c)) * rng.uniform(0.05, 1.0, (pairs, c))
+    return np.concatenate([np.array(guided).reshape(-1, c), random, -random]), pairs
 
 
 def _gradients(var, columns, offsets, step) -> tuple[np.ndarray, np.ndarray, int]:

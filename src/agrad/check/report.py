@@ -152,6 +152,9 @@ class VariableReport:
     expect: ExpectReport | None = None
     diagnosis: Diagnosis | None = None
     direction_tests: list = field(default_factory=list)
+    # output rows whose claim the gradients measured around the point certified (kinks in
+    # several coordinates: within their hull, see `hull`)
+    certified_rows: list = field(default_factory=list)
     cotangent: dict | None = None  # a VJP not linear in its cotangent (see `cotangents`)
 
     # ---- counts and summaries ------------------------------------------------------------

@@ -113,6 +113,10 @@ def _variable_tables(out: Any, report: Any, name: str, v: Any, precision: int) -
         kinks = _table(
             f"{name}: non-differentiable points (not failures unless --strict)",
             ["index", "autograd", "left derivative", "right derivative"],
+            "kinks in several coordinates: the gradient is within the hull of the "
+            "gradients measured around the point"
+            if v.certified_rows
+            else None,
         )
         for e in v.kinks:
             kinks.add_row(
