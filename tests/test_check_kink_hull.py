@@ -65,6 +65,14 @@ WRONG = {
         lambda b: -2 * relu(b[0] - b[1] + 2 * b[2] + 2 * b[3]) + 2 * relu(-b[0] - b[1] - b[2])
         + relu(-b[2]) + 0.2 * b[0] - 0.2 * b[1] - 0.2 * b[2],
         np.zeros(4), [-1.8, -0.2, -3.2, 0.0]),
+    # One kink column (x0); x1 and x2 smooth along their axes. Every piece's gradient is
+    # lin + s1·(0, -4, 2) + s2·(-2, 2, 2) + s3·(4, 2, 0) for some s in {0, 1}³; the claim
+    # needs s1 + s2 = 1, s3 = 3·s1 - 1 and 14·s1 = 4.137: s3 = -0.11, outside even the
+    # box [0, 1]³ of those sums (QA round 18's fuzzer).
+    "one kink column, the others smooth": (
+        lambda b: 2 * relu(-2 * b[1] + b[2]) - 2 * relu(b[0] - b[1] - b[2])
+        - 2 * relu(-2 * b[0] - b[1]) + 0.2 * b[0] + 0.1 * b[1] - 0.1 * b[2],
+        np.zeros(3), [-1.663, 0.1, 1.9]),
 }  # fmt: skip
 
 
