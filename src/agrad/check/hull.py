@@ -4,9 +4,10 @@ Where f has kinks in several coordinates at once, the valid gradients (Clarke's)
 convex hull of the gradients of the pieces meeting at the point. A gradient measured a short
 way off, inside a piece, is one of them; a claim within the hull of those measured (weights
 found explicitly, within the tolerance) is certified. Nothing is certified on a guess: a
-sample whose two radii disagree (a kink between them, curvature) is dropped, and where too
-few remain the claim is judged along directions (`directions`), among them the one that
-separates it from the hull found. (QA round 18: separability judged along a few directions
+sample whose radii or steps disagree (a kink between them, curvature) is dropped, and a
+claim not certified is judged along directions (`directions`): the ones each pair of
+opposite samples gives, and the ones separating it from the hull found, along which more
+samples are taken round by round. (QA round 18: separability judged along a few directions
 passed max(x0, x1) + min(x4, x5) with a claim 0, and relu(b0 + b1) - relu(b2) with
 (1, 0.9, 0).)
 """
@@ -100,18 +101,11 @@ def certify(var, claim, tau, columns, rows, numeric, rng) -> Hull:
             if not np.any(np.abs(away) > 2.0 * width):  # within the rough hull
                 usable = np.all(rough_error <= ROUGH * scale, axis=1)
                 if usable.any():
-                    certified[i] = _deep(g, rough[usable], rough_error[usable], width)
-                    nearest = _nearest(rough[usable], g) @ rough[usable]
-                    inside[i] = bool(np.all(np.abs(nearest - g) <= 2.0 * width))
+                    certified[i], inside[i] = _within(g, rough[usable], rough_error[usable],
+                                                      width)  # fmt: skip
                 break
             tried.append(away / np.linalg.norm(away))
-            # (each coordinate a little off its kink and off ties: a 0 there would sit on
-            # it, and the differences across it would drop the sample)
-            toward = away / np.max(np.abs(away)) * rng.uniform(0.9, 1.0, away.shape)
-            low = np.abs(toward) < 0.1
-            toward[low] = rng.choice([-1.0, 1.0], int(low.sum())) * rng.uniform(
-                0.1, 0.2, int(low.sum())
-            )
+            toward = _off_kinks(away, rng)
             found, err, more = _sample(var, columns, np.stack([toward, -toward]) * radius)
             taken += more
             found_outside = found_outside or _outside(
@@ -129,6 +123,23 @@ def certify(var, claim, tau, columns, rows, numeric, rng) -> Hull:
             own = _own(claim[i], numeric, i, columns)
             separating[int(i)] = _distinct(tried[::-1][:TESTED] + own, columns, n, rng)
     return Hull(certified, separating, taken, inside, outside)
+
+
+def _within(g, points, error, width) -> tuple[bool, bool]:
+    """For samples known only to within ``error``: whether ``g`` is certified (`_deep`),
+    and whether it is at least within their hull (then the directions decide alone)."""
+    nearest = _nearest(points, g) @ points
+    return _deep(g, points, error, width), bool(np.all(np.abs(nearest - g) <= 2.0 * width))
+
+
+def _off_kinks(away: np.ndarray, rng) -> np.ndarray:
+    """A point's offsets along ``away``, each coordinate a little off its kink and off ties
+    (a 0 would sit on the kink, and the differences across it would drop the sample)."""
+    toward = away / np.max(np.abs(away)) * rng.uniform(0.9, 1.0, away.shape)
+    low = np.abs(toward) < 0.1
+    count = int(low.sum())
+    toward[low] = rng.choice([-1.0, 1.0], count) * rng.uniform(0.1, 0.2, count)
+    return toward
 
 
 def _deep(g, points, error, width) -> bool:
