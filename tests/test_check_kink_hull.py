@@ -155,3 +155,99 @@ def test_a_one_sided_derivative_at_a_kink_away_from_zero_passes(at, c, a):
     for claim in (a, a + c):
         assert _ok(f, [claim], [at])[0], claim
     assert not _ok(f, [max(a, a + c) + 1e-3 * abs(c)], [at])[0]
+
+
+# QA round 19: a kink off x, nearer than the samples' radii, put them all beyond it; its far
+# piece's gradient was certified. relu(x0) + relu(x0 - d) + relu(x1) at 0 (d > 0): the
+# pieces meeting at 0 have x0-derivative 0 or 1 (relu(x0 - d) is off there); 2 is wrong.
+@pytest.mark.parametrize("d", [1e-8, 1e-7, 1e-6, 3e-6])
+@pytest.mark.parametrize("at", [0.0, 1e3])
+def test_a_piece_beyond_a_kink_off_the_point_certifies_nothing(d, at):
+    d *= max(1.0, at)
+
+    def f(b):
+        return relu(b[0] - at) + relu(b[0] - at - d) + relu(b[1] - at)
+
+    assert not _ok(f, [2.0, 1.0], [at, at])[0]
+    if d < 1e-7 * max(1.0, at):
+        return  # (right claims there may fail along directions: the ladder straddles both)
+    for valid in ([0.0, 0.0], [1.0, 1.0], [1.0, 0.0]):
+        assert _ok(f, valid, [at, at])[0], valid
+
+
+def test_a_relu_backward_with_a_threshold_fails_at_an_exact_zero():
+    # relu's backward g·(x > 1e-6) (a "safe" mask): at x = 5e-7 the gradient is 1, and the
+    # mask gives 0. An exact 0 elsewhere in x made the row certifiable, QA round 19.
+    import agrad
+
+    class ThresholdRelu(agrad.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x.clamp(min=0)
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            return g * (x > 1e-6).to(g.dtype)
+
+    w = agrad.tensor([1.0, 2.0, -1.0, 0.5], dtype=agrad.float64)
+    x = agrad.tensor([0.0, 5e-7, -0.3, 0.8], dtype=agrad.float64, requires_grad=True)
+    assert not agrad.autograd.gradcheck(
+        lambda v: (w * ThresholdRelu.apply(v)).sum(), (x,), raise_exception=False
+    )
+
+
+def _cancelling(b):
+    # -2·relu(x0 - x1 + 2·x2) + 2·relu(-x0 - x1 - x2): 0 on the open cone around (0, 1, 0),
+    # so PyTorch's (0, 0, 0) is a piece's gradient; along x0 it is -2·x0 (smooth, -2).
+    return -2 * relu(b[0] - b[1] + 2 * b[2]) + 2 * relu(-b[0] - b[1] - b[2])
+
+
+def test_a_certified_row_passes_its_axis_derivatives_too(cli, tmp_path):
+    # (QA round 19: the row was certified and still failed "rule" at x0; its table then
+    # crashed on an element without one-sided derivatives)
+    assert _ok(_cancelling, [0.0, 0.0, 0.0], np.zeros(3))[0]
+    path = tmp_path / "cancel.py"
+    path.write_text(
+        "import numpy as np\n"
+        "def f(b):\n"
+        "    r = lambda z: np.maximum(z, 0.0)\n"
+        "    return -2 * r(b[0] - b[1] + 2 * b[2]) + 2 * r(-b[0] - b[1] - b[2])\n"
+        "def g(b):\n    return np.zeros(3)\n"
+    )
+    result = cli(["check", "--python", f"{path}:f", "--grad", f"{path}:g", "--set", "b=[0,0,0]"])
+    assert result.code == 0, result.err
+    assert "within the hull of the gradients measured around the point" in " ".join(
+        result.out.split()
+    )
+
+
+@pytest.mark.parametrize("constant", [1e6, 1e8])
+def test_a_claim_within_the_rounding_of_a_large_constant_is_not_passed(constant):
+    # relu(x) + C at 0: one-sided derivatives 0 and 1. At 1e8, f rounds to 1.5e-8, 1.2e-2
+    # of a quotient at the ladder's step: a claim 1% off passed (QA round 19). It may be
+    # undecided there, never passed; 0 and 1 pass.
+    def f(b):
+        return relu(b[0]) + constant
+
+    for claim in (0.0, 1.0):
+        assert _ok(f, [claim], [0.0])[0]
+    for claim in (1.001, 1.01, -0.01):
+        ok, v = _ok(f, [claim], [0.0])
+        assert not ok and VERDICTS[v.verdicts[0, 0]] in ("fail", "undecided"), claim
+
+
+@pytest.mark.parametrize("p", [[1.0, 0.0, -3.0], [100.0, 0.0, -300.0]])
+def test_pieces_are_found_where_the_coordinates_differ_in_size(p):
+    # sum c·relu(A·(x - p)) + lin·x at p; the claim is the gradient of the piece around
+    # the direction (-1, -1.5, -1): A·d = (-0.5, 0.5, -1), active unit 1 only, so the
+    # gradient is lin + 1·(-1, 1, -1) = (-0.8, 0.9, -0.9). A radius per coordinate's
+    # size missed it (QA round 19).
+    A = np.array([[0.0, -1.0, 2.0], [-1.0, 1.0, -1.0], [0.0, 2.0, -2.0]])
+    c, lin, p = np.array([2.0, 1.0, 2.0]), np.array([0.2, -0.1, 0.1]), np.array(p)
+
+    def f(b):
+        return c @ relu(A @ (b - p)) + lin @ b
+
+    assert _ok(f, [-0.8, 0.9, -0.9], p)[0]

@@ -34,8 +34,12 @@ GUIDED = 8  # at most this many rows get a pattern from their own claim's sides
 STEER = 0.05  # samples this rough (of the row's scale) steer the search
 ROUGH = 1e-3  # samples this rough (of the row's scale) may place a claim in their hull
 ROUNDS = 12  # rounds of samples towards a claim not yet within the hull
-COLUMNS = 64  # above this many kink columns, no samples: the directions alone decide
+COLUMNS = 32  # above this many kink columns, no samples: the directions alone decide
+BUDGET = 1200  # evaluations per column after which no more rounds begin (100 samples)
 TESTED = 4  # the directions of the last rounds tested at the point
+# A sample's chord slopes from x, over 4^-1 ... 4^-RAY of its innermost offset, must be its
+# slope along the ray to CHORD of its size (beyond f's rounding over them)
+RAY, CHORD = 10, 1e-3
 TRIES = 3  # Lawson and Hanson's iterations, times the number of samples
 
 
@@ -58,11 +62,13 @@ class Hull:
     outside: dict | None = None
 
 
-def certify(var, claim, tau, columns, rows, numeric, rng) -> Hull:
+def certify(var, f0, claim, tau, columns, rows, numeric, rng) -> Hull:
     """Certify the claims of ``rows`` over the kink ``columns`` (see the module's text)."""
     m, n = claim.shape
     x = var.base.reshape(-1)
-    radius = RADIUS * np.maximum(1.0, np.abs(x[columns]))
+    # (one radius for every column: the pieces are cones at x, and a radius per column's
+    # size skews them; at |x| 1e2 beside 1, half of them went unsampled, QA round 19)
+    radius = RADIUS * max(1.0, float(np.max(np.abs(x[columns]))))
     certified, inside = np.zeros(m, dtype=bool), np.zeros(m, dtype=bool)
     separating: dict[int, np.ndarray] = {}
     outside: dict[int, tuple] = {}
@@ -70,8 +76,9 @@ def certify(var, claim, tau, columns, rows, numeric, rng) -> Hull:
         for i in rows:
             separating[int(i)] = _distinct(_own(claim[i], numeric, i, columns), columns, n, rng)
         return Hull(certified, separating, 0, inside, outside)
+    budget = BUDGET * columns.size  # (the rounds stop beyond it: 12 per column a sample)
     around, pairs = _patterns(claim, numeric, columns, rows, rng)
-    near, error, taken = _sample(var, columns, around * radius)
+    near, error, taken = _sample(var, f0, columns, around * radius)
     first = len(around) - 2 * pairs  # (the random points, then their opposites)
     for k, i in enumerate(rows):
         rounds = ROUNDS if k < GUIDED else 0  # (the rows sampled towards their claims)
@@ -95,7 +102,7 @@ def certify(var, claim, tau, columns, rows, numeric, rng) -> Hull:
             if len(points):
                 nearest = _nearest(points, g) @ points
                 certified[i] = bool(np.all(np.abs(nearest - g) <= 2.0 * width))
-            if certified[i] or not len(rough) or _ == rounds:
+            if certified[i] or not len(rough) or _ == rounds or taken > budget:
                 break
             away = g - _nearest(rough, g) @ rough
             if not np.any(np.abs(away) > 2.0 * width):  # within the rough hull
@@ -106,7 +113,7 @@ def certify(var, claim, tau, columns, rows, numeric, rng) -> Hull:
                 break
             tried.append(away / np.linalg.norm(away))
             toward = _off_kinks(away, rng)
-            found, err, more = _sample(var, columns, np.stack([toward, -toward]) * radius)
+            found, err, more = _sample(var, f0, columns, np.stack([toward, -toward]) * radius)
             taken += more
             found_outside = found_outside or _outside(
                 g, toward[None], found[:1, i], found[1:, i], err[:1, i] + err[1:, i], width
@@ -200,13 +207,13 @@ def _distinct(tried: list, columns: np.ndarray, n: int, rng) -> np.ndarray:
     return out
 
 
-def _sample(var, columns, offsets) -> tuple[np.ndarray, np.ndarray, int]:
+def _sample(var, f0, columns, offsets) -> tuple[np.ndarray, np.ndarray, int]:
     """Gradients over the columns at x + each row of ``offsets`` (K, c), as (K, m, c), and
     their error (K, m, c). Each is taken at three radii, G(r) = G + a·r + O(r²) inside a
     piece (extrapolated twice, their difference the error), and at each with two steps,
     extrapolated too: where a kink through x lies within a step, the steps disagree (the
     radii cannot show it: scaled, the same step straddles the same kink in the same
-    proportion, QA 18)."""
+    proportion, QA 18). A sample whose piece does not reach x (`_reaches`) is dropped."""
     taken, grads, error = 0, [], 0.0
     for k in range(3):
         moved = offsets / SHRINK**k
@@ -218,7 +225,32 @@ def _sample(var, columns, offsets) -> tuple[np.ndarray, np.ndarray, int]:
         taken += more + again
     far = grads[1] + (grads[1] - grads[0]) / (SHRINK - 1.0)
     near = grads[2] + (grads[2] - grads[1]) / (SHRINK - 1.0)
-    return near, error + np.abs(far - near), taken
+    error = error + np.abs(far - near)
+    reaches, more = _reaches(var, f0, columns, offsets / SHRINK**2, near)
+    taken += more
+    return near, np.where(reaches[:, :, None], error, np.inf), taken
+
+
+def _reaches(var, f0, columns, offsets, near) -> tuple[np.ndarray, int]:
+    """(K, m): whether each sample's piece reaches x along its ray: f's chord slopes from x
+    over fractions of the innermost offset, down to 4^-RAY of it, are the sample's slope
+    along the ray. A kink off x, closer than the radii, puts every radius beyond it (they
+    agree), and its far piece's gradient is no gradient at x: relu(x0) + relu(x0 - 1e-7)
+    at 0 certified a claim of 2 (QA round 19); the chords below 1e-7 show the kink."""
+    x = var.base.reshape(-1)
+    k = len(offsets)
+    fractions = 4.0 ** -np.arange(1, RAY + 1)  # (J,)
+    points = np.repeat(x[None, None], k, axis=0).repeat(RAY, axis=1)  # (K, J, n)
+    points[:, :, columns] += fractions[None, :, None] * offsets[:, None, :]
+    values = np.asarray(var.batch(points.reshape(-1, *var.base.shape)), dtype=np.float64)
+    values = values.reshape(k, RAY, -1)  # (K, J, m)
+    slope = np.einsum("kmc,kc->km", near, offsets)  # along the ray, per unit of it
+    size = np.einsum("kmc,kc->km", np.abs(near), np.abs(offsets))
+    with np.errstate(all="ignore"):
+        chords = (values - f0[None, None, :]) / fractions[None, :, None]
+        rounding = 4.0 * EPS * np.maximum(np.abs(values), np.abs(f0)) / fractions[None, :, None]
+        ok = np.abs(chords - slope[:, None, :]) <= CHORD * size[:, None, :] + rounding
+    return np.all(ok, axis=1), k * RAY
 
 
 def _kept(points: np.ndarray, error: np.ndarray, width: np.ndarray) -> np.ndarray:

@@ -118,12 +118,13 @@ def _variable_tables(out: Any, report: Any, name: str, v: Any, precision: int) -
             if v.certified_rows
             else None,
         )
-        for e in v.kinks:
+        for e in v.kinks:  # (a coordinate smooth along its axis, certified: its derivative)
+            left, right = e.one_sided if e.one_sided is not None else (e.numeric, e.numeric)
             kinks.add_row(
                 index_label(e.input_index),
                 number(e.analytic, precision),
-                number(e.one_sided[0], precision),
-                number(e.one_sided[1], precision),
+                number(left, precision),
+                number(right, precision),
             )
         out.print(kinks)
     if v.diagnosis is not None:
