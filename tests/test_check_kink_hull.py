@@ -251,3 +251,66 @@ def test_pieces_are_found_where_the_coordinates_differ_in_size(p):
         return c @ relu(A @ (b - p)) + lin @ b
 
     assert _ok(f, [-0.8, 0.9, -0.9], p)[0]
+
+
+def _pieces_2d(a, c, lin):
+    """The gradients of c·relu(a @ d) + lin·d's pieces, from each piece's own formula at
+    directions around the circle (every line through 0 crosses it twice; between two
+    crossings the signs, and so the gradient, are fixed)."""
+    angles = np.linspace(0.0, 2 * np.pi, 7201)[:-1] + 1e-4
+    found = set()
+    for t in angles:
+        on = (a @ np.array([np.cos(t), np.sin(t)]) > 0).astype(float)
+        found.add(tuple(np.round(lin + (c * on) @ a, 12)))
+    return np.array(sorted(found))
+
+
+def _turn(o, a, b):
+    return (a[0] - o[0]) * (b[1] - o[1]) - (a[1] - o[1]) * (b[0] - o[0])
+
+
+def _hull_2d(points):
+    """The convex hull's vertices, counter-clockwise (Andrew's monotone chain)."""
+    pts = sorted(map(tuple, points))
+
+    def half(seq):
+        out = []
+        for p in seq:
+            while len(out) >= 2 and _turn(out[-2], out[-1], p) <= 1e-12:
+                out.pop()
+            out.append(p)
+        return out[:-1]
+
+    return np.array(half(pts) + half(pts[::-1]))
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_a_claim_just_outside_a_side_of_the_hull_fails(seed):
+    """A side of the hull joins two pieces across one kink line, so its normal lies in
+    that line, where no random direction falls: only the direction from the hull found
+    towards the claim tests it. A budget that the first samples used up skipped it, and
+    claims 0.4% outside passed (QA round 19's fuzzer). Each side's midpoint moved 1e-3 of
+    the scale out must fail, 1e-3 in must pass."""
+    rng = np.random.default_rng(seed)
+    while True:
+        a = rng.integers(-2, 3, size=(2, 2)).astype(float)
+        if abs(np.linalg.det(a)) > 0.5:
+            break
+    c = rng.choice([-2.0, -1.0, 1.0, 2.0], size=2)
+    lin = rng.integers(-3, 4, size=2) * 0.1
+    p = rng.integers(-3, 4, size=2) * 0.5
+
+    def f(b):
+        return float(c @ relu(a @ (b - p)) + lin @ b)
+
+    hull = _hull_2d(_pieces_2d(a, c, lin))
+    scale = max(1.0, float(np.abs(hull).max()))
+    for k in range(len(hull)):
+        u, v = hull[k], hull[(k + 1) % len(hull)]
+        side = v - u
+        normal = np.array([side[1], -side[0]]) / np.linalg.norm(side)  # (outward: ccw)
+        middle = (u + v) / 2
+        out, _ = _ok(f, middle + 1e-3 * scale * normal, p, seed=seed)
+        inside, _ = _ok(f, middle - 1e-3 * scale * normal, p, seed=seed)
+        assert not out, (k, u, v)
+        assert inside, (k, u, v)
