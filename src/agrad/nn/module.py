@@ -13,10 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from ..engine.dtypes import DTYPES, to_dtype
+from ..engine.dtypes import DTYPES, as_dtype, to_dtype
 from ..engine.tensor import Tensor
 from . import state
-from .parameter import Parameter, values
+from .parameter import Parameter, retype
 from .state import RemovableHandle
 
 
@@ -302,15 +302,23 @@ class Module:
     # ---- dtype ---------------------------------------------------------------------------
 
     def _apply(self, dtype: np.dtype) -> Module:
-        """Every floating-point parameter and buffer converted to ``dtype`` (new tensors,
-        as PyTorch's ``module.double()`` gives; gradients are converted too)."""
+        """Every floating-point parameter and buffer converted to ``dtype``, as PyTorch's
+        ``module.double()`` does: a parameter stays the same object (its values, and its
+        ``.grad``'s, are replaced by converted copies, as ``p.data = p.double()``), so an
+        optimizer, a hook or a list of parameters made before the call still holds the
+        model's parameters; a buffer is replaced by a converted tensor (a new object, as
+        in PyTorch). Tensors already of ``dtype``, and integer ones, are left alone."""
+        if dtype.kind not in "fc":
+            raise TypeError(
+                "nn.Module.to only accepts floating point or complex dtypes, but got desired "
+                f"dtype={as_dtype(dtype)}"
+            )
         for module in self.modules():
-            for name, p in module._parameters.items():
+            for p in module._parameters.values():
                 if p is not None and p.dtype != dtype and p.dtype.kind == "f":
-                    new = Parameter(values(p).astype(dtype), p.requires_grad)
+                    retype(p, dtype)
                     if p.grad is not None:
-                        new.grad = p.grad.to(dtype)
-                    module._parameters[name] = new
+                        retype(p.grad, dtype)
             for name, b in module._buffers.items():
                 if b is not None and b.dtype != dtype and b.dtype.kind == "f":
                     module._buffers[name] = b.to(dtype)
@@ -330,6 +338,9 @@ class Module:
 
     def float(self) -> Module:
         return self._apply(np.dtype(np.float32))
+
+    def half(self) -> Module:
+        return self._apply(np.dtype(np.float16))
 
     def cpu(self) -> Module:
         return self

@@ -1,9 +1,9 @@
 """`Parameter`, and the one place agrad.nn reads and writes tensor values.
 
-agrad.nn touches a tensor's values only through `values` and `assign` (never through
-``Tensor.data``, a detached tensor as in PyTorch, nor the internal array):
-reading is the array protocol, writing is ``copy_`` under ``no_grad`` (an in-place write,
-so version counters see it).
+agrad.nn touches a tensor's values only through `values`, `assign` and `retype` (never
+through the internal array): reading is the array protocol, writing is ``copy_`` under
+``no_grad`` (an in-place write, so version counters see it), and a change of dtype is
+PyTorch's ``t.data = converted`` (the same object, holding new storage).
 """
 
 from __future__ import annotations
@@ -57,4 +57,11 @@ def assign(t: Tensor, new: Any) -> Tensor:
     """Write ``new`` into ``t`` in place (broadcast to its shape, cast to its dtype)."""
     with no_grad():
         t.copy_(np.asarray(new, dtype=t.dtype))
+    return t
+
+
+def retype(t: Tensor, dtype: np.dtype) -> Tensor:
+    """Give ``t`` itself its values converted to ``dtype`` (new storage, as PyTorch's
+    ``t.data = t.to(dtype)`` in ``Module._apply``): whoever holds ``t`` sees the change."""
+    t.data = as_tensor(values(t).astype(dtype))
     return t
