@@ -504,6 +504,16 @@ def _torch_nll(t, x, target, weight=None, ignore_index=-100, reduction="mean"):
                                     reduction=reduction)  # fmt: skip
 
 
+def _torch_bce_backward(t, g, x, tgt, weight=None, reduction="mean"):
+    """PyTorch's kernel, given the cotangent of the loss (one per loss, or the reduced one,
+    which agrad's entry receives broadcast to the input's shape: (1,) * ndim)."""
+    if reduction != "none":
+        g = g.reshape(())
+    w = None if weight is None else t.as_tensor(weight, dtype=x.dtype)
+    code = {"none": 0, "mean": 1, "sum": 2}[reduction]
+    return t.ops.aten.binary_cross_entropy_backward(g, x, tgt, w, code)
+
+
 NN_INFO = {
     "windows": Info(
         _torch_windows,
@@ -571,6 +581,19 @@ NN_INFO = {
         not_in_language="a Python-API loss (agrad.nn.functional)",
         api="agrad.nn.functional.binary_cross_entropy_with_logits(x, agrad.sigmoid(y))",
     ),  # fmt: skip
+    "binary_cross_entropy": Info(
+        lambda t, x, tgt, weight=None, reduction="mean": t.nn.functional.binary_cross_entropy(
+            x,
+            tgt,
+            weight=None if weight is None else t.as_tensor(weight, dtype=x.dtype),
+            reduction=reduction,
+        ),
+        not_in_language="a Python-API loss (agrad.nn.functional)",
+        api="agrad.nn.functional.binary_cross_entropy(agrad.sigmoid(x), agrad.sigmoid(y))",
+    ),
+    "binary_cross_entropy_backward": Info(
+        _torch_bce_backward, not_in_language="used inside VJP rules", vjp_only=True
+    ),
     "index_add": Info(
         lambda t, x, src, dim, index, alpha=1: x.index_add(
             dim, t.as_tensor(index), src, alpha=alpha

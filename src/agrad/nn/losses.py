@@ -12,12 +12,10 @@ import numpy as np
 from ..engine import functions as F
 from ..engine.args import as_tensor, first
 from ..engine.creation import tensor
-from ..engine.nn_public import legacy_reduction, nll_loss
+from ..engine.nn_public import legacy_reduction, nll_loss, not_differentiable
 from ..engine.ops import TABLE, apply
 from ..engine.tensor import Tensor
 from ..errors import AgradShapeError, AgradValueError
-
-LOG_FLOOR = math.exp(-100.0)  # PyTorch clamps binary cross-entropy's logs at -100
 
 
 def reduced(losses: Tensor, reduction: str) -> Tensor:
@@ -141,23 +139,20 @@ def binary_cross_entropy(
     reduce: Any = None,
     reduction: str = "mean",
 ) -> Tensor:
-    """-(t·log x + (1-t)·log(1-x)), each log clamped at -100 as PyTorch's."""
+    """-w·(t·log x + (1-t)·log(1-x)), the table's entry with PyTorch's kernels: each log
+    clamped at -100, the gradient (x - t)/max(x(1 - x), 1e-12) (finite at x = 0 or 1);
+    an input or target outside [0, 1] (or nan) is PyTorch's error."""
     x = first(input)
-    values = np.asarray(x.detach())
-    if np.any((values < 0) | (values > 1)):
-        raise AgradValueError("all elements of input should be between 0 and 1")
     t = first(target) if isinstance(target, Tensor) else tensor(np.asarray(target, dtype=x.dtype))
     if t.shape != x.shape:
         raise AgradShapeError(
             f"Using a target size ({list(t.shape)}) that is different to the input size "
             f"({list(x.shape)}) is deprecated. Please ensure they have the same size."
         )
-    log_x = F.log(F.clip(x, min=LOG_FLOOR))
-    log_rest = F.log(F.clip(F.rsub(x, 1.0), min=LOG_FLOOR))
-    losses = F.neg(F.add(F.mul(t, log_x), F.mul(F.rsub(t, 1.0), log_rest)))
-    if weight is not None:
-        losses = F.mul(losses, weight)
-    return reduced(losses, legacy_reduction(size_average, reduce, reduction))
+    not_differentiable("binary_cross_entropy", weight=weight)
+    how = legacy_reduction(size_average, reduce, reduction)
+    t = F.astype(t, x.dtype) if t.dtype != x.dtype else t
+    return apply(TABLE["binary_cross_entropy"], x, t, weight=_array_or_none(weight), reduction=how)
 
 
 def binary_cross_entropy_with_logits(

@@ -2,6 +2,7 @@
 
 from . import (  # noqa: F401 - each module registers its entries
     activation,
+    bce,
     conv,
     cumulative,
     decomp,
