@@ -167,6 +167,12 @@ INFO: dict[str, Info] = {
     "floor_divide": Info(
         not_in_language="the Python API's // (not differentiable)", method="x // 2.0"
     ),
+    "div_rounding": Info(
+        lambda t, a, b, rounding_mode="trunc": t.div(a, b, rounding_mode=rounding_mode),
+        not_in_language="the Python API's div(a, b, rounding_mode=...)",
+        api="agrad.div(x, p, rounding_mode='floor')",
+        method="x.div(p, rounding_mode='trunc')",
+    ),
     "sin": _sample("sin"),
     "cos": _sample("cos"),
     "tan": Info(program=_cli("sum(tan(x))", x=SMALL)),

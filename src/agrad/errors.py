@@ -112,6 +112,16 @@ class AgradValueError(AgradError, ValueError):
     """A bad value: wrong type or arity, unreadable file, bad option value."""
 
 
+class AgradValueRuntimeError(AgradValueError, RuntimeError):
+    """A bad value that PyTorch refuses with a RuntimeError (code written for PyTorch
+    catches that): a probability outside [0, 1], an integer division by zero. The message
+    is PyTorch's and stands alone, as `AgradDtypeError`'s."""
+
+    def __init__(self, message: str) -> None:
+        self.agrad_message = self.torch_message = message
+        super().__init__(message)
+
+
 class AgradLimitError(AgradError):
     """A resource limit was hit: an allocation too large or nesting too deep."""
 

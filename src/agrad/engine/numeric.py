@@ -1,5 +1,5 @@
 """More of PyTorch's numeric functions and Tensor methods, composed of the op table's
-entries: clamp_min, clamp_max, divide (rounding modes), true_divide, float_power, fmax,
+entries: clamp_min, clamp_max, div / divide (rounding modes), true_divide, float_power, fmax,
 fmin, signbit, sinc, dist, tensordot, vdot, inner, cross, matrix_power, logspace; the
 methods type_as, is_floating_point, and the in-place addcmul_, addcdiv_, lerp_;
 index_fill(_), index_copy(_), index_put(_).
@@ -13,7 +13,7 @@ import numpy as np
 
 from ..errors import AgradShapeError, AgradValueError
 from . import gathering, shaping
-from .args import as_tensor, first, operand
+from .args import as_tensor, first, operand, pair
 from .escapes import decided_by, read_values
 from .ops.core import TABLE, apply, normalize_axis
 from .public import API, METHODS, public
@@ -42,20 +42,26 @@ def clamp_max(input: Any, max: Any) -> Tensor:  # noqa: A002
     return API["clip"](input, max=max)
 
 
-@public(method=True)
+@public("div", method=True)
 def divide(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tensor:  # noqa: A002
-    """input / other, or its trunc or floor (those have a zero gradient, as PyTorch's)."""
-    q = API["div"](input, other)
+    """``input / other`` (DivBackward0), or with ``rounding_mode`` 'trunc' or 'floor' the
+    quotient rounded towards zero or down (the table's div_rounding, DivBackward2: zero
+    gradients, integers stay integers, an integer division by zero is PyTorch's error).
+    ``agrad.div`` and ``Tensor.div`` are this function, as in PyTorch."""
     if rounding_mode is None:
-        return q
-    if rounding_mode == "trunc":
-        return API["trunc"](q)
-    if rounding_mode == "floor":
-        return API["floor_divide"](input, other)
-    raise AgradValueError(
-        f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
-        f"'{rounding_mode}'"
-    )
+        if type(input) is Tensor and (
+            type(other) is float
+            or type(other) is int
+            or (type(other) is Tensor and other._array.dtype == input._array.dtype)
+        ):  # the common cases skip the promotion rules (as the generated faces do)
+            return apply(TABLE["div"], input, other)
+        return apply(TABLE["div"], *pair(input, other))
+    if rounding_mode not in ("trunc", "floor"):
+        raise AgradValueError(
+            f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
+            f"'{rounding_mode}'"
+        )
+    return apply(TABLE["div_rounding"], *pair(input, other), rounding_mode=rounding_mode)
 
 
 @public(method=True)

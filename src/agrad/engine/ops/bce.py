@@ -30,17 +30,13 @@ import math
 
 import numpy as np
 
-from ...errors import AgradShapeError, AgradValueError
+from ...errors import AgradShapeError, AgradValueError, AgradValueRuntimeError
 from .core import INPUTS, Case, Op, batch_of, raw, register, special
 from .windows import checked, each_point
 
 REDUCTIONS = ("none", "mean", "sum")
 EPSILON = float(np.float32(1e-12))  # PyTorch's kernel: `constexpr float EPSILON = 1e-12`
 EPSILON_2 = 1e-12  # its double-backward formulas: a double
-
-
-class ProbabilityError(AgradValueError, RuntimeError):
-    """A value outside [0, 1]: agrad's bad input, and PyTorch's RuntimeError."""
 
 
 def _weight(weight, like):
@@ -119,7 +115,7 @@ def _prepare(x, t, weight=None, reduction="mean"):
     for name, values in (("input", x), ("target", t)):
         a = np.asarray(values)
         if not np.all((a >= 0) & (a <= 1)):
-            raise ProbabilityError(f"all elements of {name} should be between 0 and 1")
+            raise AgradValueRuntimeError(f"all elements of {name} should be between 0 and 1")
     return {"weight": weight, "reduction": reduction}
 
 

@@ -26,6 +26,7 @@ from .core import (
     special,
 )
 from .elementwise import binary, unary
+from .rounding import check_integer_divisor
 
 _LN2 = math.log(2.0)
 
@@ -182,6 +183,11 @@ def _nan_to_num_complex(x, nan=0.0, posinf=None, neginf=None):
     return np.where(np.isfinite(real), x, _nan_to_num_forward(real, nan, posinf, neginf))
 
 
+def _fmod_forward(a: Array, b: Array) -> Array:
+    check_integer_divisor(a, b)  # PyTorch's ZeroDivisionError, not NumPy's 0
+    return np.fmod(a, b)
+
+
 def _fmod_name(node: Node) -> str:
     # PyTorch: FmodBackward0 with a number as divisor, FmodBackward1 with a tensor.
     return "FmodBackward1" if hasattr(node.inputs[1], "shape") else "FmodBackward0"
@@ -231,7 +237,7 @@ register(
            "d x·log(y)/dx = log(y) (0 where x = 0), /dy = x/y", domain=((-2.0, 2.0), (0.5, 2.0)),
            doc="x·log(y), 0 where x = 0 (unless y is nan)",
            special=(special([0.0, 0.0, 1.5], [0.0, 2.0, 0.5], at_kink=True),)),
-    Op("fmod", _fmod_name, np.fmod, _fmod_vjp, broadcast_shape, arity=2, family=BINARY,
+    Op("fmod", _fmod_name, _fmod_forward, _fmod_vjp, broadcast_shape, arity=2, family=BINARY,
        explain="d fmod(a,b)/da = 1, /db = -trunc(a/b)", kink=True, domain=_POSITIVE,
        cases=BINARY_CASES, doc="the remainder of a/b with the sign of a (C's fmod)"),
     # Reached through clip/clamp/clamp_min/clamp_max with a tensor bound (`functions.clip`);
