@@ -1124,15 +1124,15 @@ def test_float32_detects_a_broken_vjp(cli, break_vjp):
 def test_tolerances_match_the_readme():
     """rtol 1e-5 in float64 (a 0.1% error is caught); finite differences decide when within
     1e-6 of the gradient's scale (1e-8 for an element far smaller than it), and the claim
-    passes within 1e-12 of it (their error
+    passes within 4 ulps of it, up to 64 undecided (their error
     estimate includes f's measured noise; a forced step compares at 1e-9); float32 claims
     1e-4 and 1e-5 (their rule is checked again in float64); a function
     casting to half inside, 1e-2 and 1e-3."""
-    assert DEFAULTS == {
-        "float64": (1e-5, 1e-6, 1e-12, 1e-12),
+    assert {
+        "float64": (1e-5, 1e-6, 4 * np.finfo(float).eps, 4 * np.finfo(float).eps),
         "float32": (1e-4, 1e-5, 1e-5, 1e-5),
         "float16": (1e-2, 1e-3, 1e-3, 1e-3),
-    }
+    } == DEFAULTS
     assert math.isclose(default_eps(np.float64, "central"), np.finfo(float).eps ** (1 / 3))
     assert FIXED_COMPARE == 1e-9
 

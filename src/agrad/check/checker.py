@@ -24,7 +24,7 @@ from .complex_step import complex_step
 from .cotangents import cotangent_test, mark, nondet_tol
 from .diagnosis import diagnose
 from .directions import subgradient_tests
-from .flat import doubt_rounded, pass_flat
+from .flat import doubt_rounded, doubt_row_rounded, pass_flat
 from .ladder import ladder
 from .noise import element_noise
 from .numeric import default_eps, differences
@@ -192,6 +192,15 @@ def _compare(target, name, var, options, rng, claim) -> VariableReport:
     if exact is not None and exact.any():
         evaluations += pass_flat(var, f0, claim, compared, exact, tau, verdicts, reasons)
         doubt_rounded(f0, claim, compared, exact, verdicts, reasons)
+    if tol.atol is None:  # (a user's own atol says what rounding to allow)
+        doubt_row_rounded(
+            claim,
+            compared,
+            None if estimate is not None else numeric.error,
+            tau,
+            verdicts,
+            reasons,
+        )
     if estimate is None:
         evaluations += doubt_coarse_failures(var, f0, numeric, tau, claim, verdicts, reasons)
     if estimate is not None:  # a forced step that fails where the adaptive one passes

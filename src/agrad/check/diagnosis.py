@@ -29,6 +29,7 @@ from .verdict import (
     PRECISION,
     REENTRANT,
     ROUNDED,
+    ROW_ROUNDED,
     RULE,
     SEVERAL_KINKS,
     STEP,
@@ -219,6 +220,12 @@ def _undecided(report, var, f0, options, i, j, where, count, a, n, reason) -> Di
         "|f|, which the chain rule's factors amplify): neither right nor wrong can be told",
         INACCURATE: f"the finite differences are not accurate enough: their error "
         f"estimate {report.error[i, j]:.3g} exceeds the tolerance {report.tolerance[i, j]:.3g}",
+        ROW_ROUNDED: "the gradient is off the finite differences by no more than the "
+        "rounding a float64 backward may leave in an element computed from terms as large as "
+        f"its row's largest derivative ({_g(float(np.max(np.abs(report.analytic[i]))))}; 64 "
+        "ulps of it): neither right nor wrong can be told. If this element is not computed "
+        "from terms that large, it is wrong; scaling the inputs (features of similar size) "
+        "lets the check decide",
         SEVERAL_KINKS: "f has kinks in several coordinates here; the gradient is within each "
         "coordinate's one-sided derivatives, but it is neither within the hull of the "
         "gradients measured around the point nor decided along the directions that would "
@@ -273,6 +280,6 @@ _BUILDERS = {
     JUMP: _jump,
     **{
         code: (lambda *args, code=code: _undecided(*args, code))
-        for code in (NONFINITE, NOISE, KINK_CLOSE, INACCURATE, ROUNDED, SEVERAL_KINKS)
+        for code in (NONFINITE, NOISE, KINK_CLOSE, INACCURATE, ROUNDED, ROW_ROUNDED, SEVERAL_KINKS)
     },
 }

@@ -5,7 +5,20 @@ from __future__ import annotations
 import numpy as np
 
 from . import steps as S
-from .verdict import FAIL, FLAT, PASS, ROUNDED, ROUNDED_ULPS, RULE, UNDECIDED, rounding_size
+from .verdict import (
+    FAIL,
+    FLAT,
+    INACCURATE,
+    PASS,
+    ROUNDED,
+    ROUNDED_ULPS,
+    ROW_ROUNDED,
+    RULE,
+    SURE,
+    UNDECIDED,
+    rounding_size,
+    row_scale,
+)
 
 
 def pass_flat(var, f0, claim, exact_values, exact, tau, verdicts, reasons) -> int:
@@ -44,3 +57,22 @@ def doubt_rounded(f0, claim, exact_values, exact, verdicts, reasons) -> None:
         near = np.abs(claim - exact_values) <= ROUNDED_ULPS * S.EPS * size
     doubt = (verdicts == FAIL) & (reasons == RULE) & near & exact[None, :]
     verdicts[doubt], reasons[doubt] = UNDECIDED, ROUNDED
+
+
+def doubt_row_rounded(claim, compared, error, tau, verdicts, reasons) -> None:
+    """A "wrong rule", or a claim undecided for the differences' accuracy, off them by no
+    more than ROUNDED_ULPS ulps of its row's largest derivative (beyond the 4 that pass,
+    `verdict.ROW_PASS`): an element computed from terms that large (one that cancels to
+    almost nothing) can be off that far in a right float64 backward, so it is undecided.
+    An element computed from terms of its own size is wrong there; the checker cannot
+    tell which (the diagnosis says so)."""
+    scale = row_scale(claim, compared)[:, None]
+    err = np.zeros_like(tau) if error is None else np.nan_to_num(error, nan=np.inf)
+    with np.errstate(all="ignore"):
+        gap = np.abs(claim - compared)
+        near = gap <= tau + ROUNDED_ULPS * S.EPS * scale + SURE * err
+    doubt = ((verdicts == FAIL) & (reasons == RULE)) | (
+        (verdicts == UNDECIDED) & (reasons == INACCURATE) & (err <= tau)
+    )
+    doubt &= near
+    verdicts[doubt], reasons[doubt] = UNDECIDED, ROW_ROUNDED
