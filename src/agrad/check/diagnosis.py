@@ -232,12 +232,29 @@ def _undecided(report, var, f0, options, i, j, where, count, a, n, reason) -> Di
         "show it is outside (f is not resolved along them); check it a step away from the "
         "kinks",
     }
+    text = texts.get(reason, "no step decides")
+    if reason in (INACCURATE, NOISE) and report.dtype != "float32" and _in_float32(f0):
+        text += (
+            " (f's values are float32 numbers: it computes in float32 inside, where no step "
+            "resolves a derivative to float64's tolerance; check a float64 version of f, "
+            "whose gradient is the same rule)"
+        )
     return Diagnosis(
         "undecided",
         f"undecided at {count} element(s), e.g. {where} (gradient {_g(a)}): "
-        f"{texts.get(reason, 'no step decides')}; {options.advice('allow_undecided')}",
+        f"{text}; {options.advice('allow_undecided')}",
         {"reason": reason},
     )
+
+
+def _in_float32(f0: np.ndarray) -> bool:
+    """Whether every value of f is a float32 number that is not a small integer or zero
+    (those are float32 numbers whatever f computes in)."""
+    values = np.asarray(f0, dtype=np.float64).reshape(-1)
+    with np.errstate(all="ignore"):
+        same = values.astype(np.float32).astype(np.float64) == values
+    telling = np.isfinite(values) & (values != np.round(values))
+    return bool(telling.any() and same[telling].all())
 
 
 def _cotangent(report, var, f0, options, i, j, where, count, a, n) -> Diagnosis:
