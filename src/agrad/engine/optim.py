@@ -1,13 +1,22 @@
 """Optimizers with PyTorch's update formulas: SGD (momentum, dampening, weight decay,
-Nesterov, maximize) and Adam (with AMSGrad and weight decay)."""
+Nesterov, maximize) and Adam (with AMSGrad and weight decay).
+
+Their state is PyTorch's: ``opt.state[p]`` (a defaultdict keyed by the parameter) holds
+tensors updated in place (``momentum_buffer``, ``exp_avg``, a 0-d ``step`` tensor...), and
+``state_dict()`` / ``load_state_dict()`` (`optim_state`) save and restore it with the
+parameters numbered in group order, so training resumes with the same numbers.
+"""
 
 from __future__ import annotations
 
+from collections import defaultdict
 from typing import Any
 
 import numpy as np
 
+from . import optim_state
 from .grad_mode import enable_grad, no_grad
+from .optim_state import advance, buffer, overwrite, step_tensor
 from .tensor import Tensor, bump_version
 
 
@@ -34,7 +43,7 @@ class Optimizer:
         groups = params if isinstance(params[0], dict) else [{"params": params}]
         self.defaults = defaults
         self.param_groups: list[dict[str, Any]] = []
-        self.state: dict[int, dict[str, Any]] = {}
+        self.state: defaultdict[Tensor, dict[str, Any]] = defaultdict(dict)
         for group in groups:
             self.add_param_group(group)
 
@@ -46,6 +55,18 @@ class Optimizer:
         if any(id(p) in seen for p in params):
             raise ValueError("some parameters appear in more than one parameter group")
         self.param_groups.append({**self.defaults, **param_group, "params": params})
+
+    def state_dict(self) -> dict[str, Any]:
+        """PyTorch's ``{'state': {index: {...}}, 'param_groups': [{..., 'params': [index,
+        ...]}]}``: parameters numbered in group order; the state's tensors are the live
+        ones (as PyTorch's: deep-copy it to keep a snapshot while training goes on)."""
+        return optim_state.state_dict(self)
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Restore hyper-parameters and state saved by `state_dict` into an optimizer over
+        the same number of groups and parameters (tensors cast to each parameter's dtype),
+        with PyTorch's errors when they differ."""
+        optim_state.load_state_dict(self, state_dict)
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         for group in self.param_groups:
@@ -68,17 +89,21 @@ class Optimizer:
     def _update(self) -> None:
         raise NotImplementedError
 
-    def _params_with_grad(self, group: dict[str, Any], coupled_decay: bool = True):
+    def _params_with_grad(
+        self, group: dict[str, Any], coupled_decay: bool = True, stateful: bool = True
+    ):
         """(param, direction, state) for each parameter with a gradient: the gradient
         negated under ``maximize`` and, with ``coupled_decay``, plus weight_decay·p (the L2
-        term every optimizer but AdamW adds to it, after the sign, as PyTorch's do)."""
+        term every optimizer but AdamW adds to it, after the sign, as PyTorch's do). An
+        optimizer without state for these options (SGD without momentum) gets None, and
+        ``opt.state`` stays empty, as PyTorch's."""
         maximize, decay = group.get("maximize", False), group.get("weight_decay", 0)
         for p in group["params"]:
             if p._grad is not None:
                 g = -p._grad._array if maximize else p._grad._array
                 if decay and coupled_decay:
                     g = g + decay * p._array
-                yield p, g, self.state.setdefault(id(p), {})
+                yield p, g, self.state[p] if stateful else None
 
 
 class SGD(Optimizer):
@@ -118,12 +143,14 @@ class SGD(Optimizer):
     def _update(self) -> None:
         for group in self.param_groups:
             lr, mom, damp = group["lr"], group["momentum"], group["dampening"]
-            for p, g, state in self._params_with_grad(group):
+            for p, g, state in self._params_with_grad(group, stateful=bool(mom)):
                 if mom:
                     buf = state.get("momentum_buffer")
-                    buf = np.array(g, copy=True) if buf is None else mom * buf + (1 - damp) * g
-                    state["momentum_buffer"] = buf
-                    g = g + mom * buf if group["nesterov"] else buf
+                    if buf is None:
+                        buf = state["momentum_buffer"] = buffer(g)
+                    else:
+                        overwrite(buf, mom * buf._array + (1 - damp) * g)
+                    g = g + mom * buf._array if group["nesterov"] else buf._array
                 p._array -= lr * g
                 bump_version(p)
 
@@ -163,17 +190,19 @@ class Adam(Optimizer):
             beta1, beta2 = group["betas"]
             for p, g, state in self._params_with_grad(group, coupled_decay=not self.decoupled):
                 if not state:
-                    state.update(
-                        step=0, exp_avg=np.zeros_like(p._array), exp_avg_sq=np.zeros_like(p._array)
-                    )
+                    state["step"] = step_tensor()
+                    state["exp_avg"] = buffer(np.zeros_like(p._array))
+                    state["exp_avg_sq"] = buffer(np.zeros_like(p._array))
                     if group["amsgrad"]:
-                        state["max_exp_avg_sq"] = np.zeros_like(p._array)
-                state["step"] += 1
-                t = state["step"]
-                m = state["exp_avg"] = state["exp_avg"] + (1 - beta1) * (g - state["exp_avg"])
-                v = state["exp_avg_sq"] = beta2 * state["exp_avg_sq"] + (1 - beta2) * g * g
+                        state["max_exp_avg_sq"] = buffer(np.zeros_like(p._array))
+                t = advance(state)
+                m = state["exp_avg"]._array
+                m = overwrite(state["exp_avg"], m + (1 - beta1) * (g - m))
+                v = state["exp_avg_sq"]._array
+                v = overwrite(state["exp_avg_sq"], beta2 * v + (1 - beta2) * g * g)
                 if group["amsgrad"]:
-                    v = state["max_exp_avg_sq"] = np.maximum(state["max_exp_avg_sq"], v)
+                    most = state["max_exp_avg_sq"]
+                    v = overwrite(most, np.maximum(most._array, v))
                 bias1, bias2 = 1 - beta1**t, 1 - beta2**t
                 denom = np.sqrt(v) / np.sqrt(bias2) + group["eps"]
                 if self.decoupled and group["weight_decay"]:

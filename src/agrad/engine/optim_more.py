@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from .optim import Optimizer
+from .optim_state import advance, buffer, overwrite, step_tensor
 from .tensor import bump_version
 
 
@@ -37,20 +38,24 @@ class RMSprop(Optimizer):
             alpha, eps, mom = group["alpha"], group["eps"], group["momentum"]
             for p, g, state in self._params_with_grad(group):
                 if not state:
-                    state.update(step=0, square_avg=np.zeros_like(p._array))
+                    state["step"] = step_tensor()
+                    state["square_avg"] = buffer(np.zeros_like(p._array))
                     if mom:
-                        state["momentum_buffer"] = np.zeros_like(p._array)
+                        state["momentum_buffer"] = buffer(np.zeros_like(p._array))
                     if group["centered"]:
-                        state["grad_avg"] = np.zeros_like(p._array)
-                state["step"] += 1
-                v = state["square_avg"] = alpha * state["square_avg"] + (1 - alpha) * g * g
+                        state["grad_avg"] = buffer(np.zeros_like(p._array))
+                advance(state)
+                square = state["square_avg"]
+                v = overwrite(square, alpha * square._array + (1 - alpha) * g * g)
                 if group["centered"]:
-                    mean = state["grad_avg"] = alpha * state["grad_avg"] + (1 - alpha) * g
+                    mean = state["grad_avg"]
+                    mean = overwrite(mean, alpha * mean._array + (1 - alpha) * g)
                     avg = np.sqrt(v - mean * mean) + eps
                 else:
                     avg = np.sqrt(v) + eps
                 if mom:
-                    buf = state["momentum_buffer"] = mom * state["momentum_buffer"] + g / avg
+                    buf = state["momentum_buffer"]
+                    buf = overwrite(buf, mom * buf._array + g / avg)
                     p._array -= group["lr"] * buf
                 else:
                     p._array -= group["lr"] * (g / avg)
@@ -78,14 +83,22 @@ class Adagrad(Optimizer):
                                       initial_accumulator_value=initial_accumulator_value,
                                       eps=eps, maximize=maximize))  # fmt: skip
 
+        for group in self.param_groups:  # PyTorch's Adagrad makes its state at once
+            for p in group["params"]:
+                self._initial_state(p, group)
+
+    def _initial_state(self, p: Any, group: dict[str, Any]) -> None:
+        state = self.state[p]
+        state["step"] = step_tensor()
+        state["sum"] = buffer(np.full_like(p._array, group["initial_accumulator_value"]))
+
     def _update(self) -> None:
         for group in self.param_groups:
             for p, g, state in self._params_with_grad(group):
-                if not state:
-                    start = group["initial_accumulator_value"]
-                    state.update(step=0, sum=np.full_like(p._array, start))
-                state["step"] += 1
-                clr = group["lr"] / (1 + (state["step"] - 1) * group["lr_decay"])
-                s = state["sum"] = state["sum"] + g * g
+                if not state:  # (a group added later)
+                    self._initial_state(p, group)
+                t = advance(state)
+                clr = group["lr"] / (1 + (t - 1) * group["lr_decay"])
+                s = overwrite(state["sum"], state["sum"]._array + g * g)
                 p._array -= clr * (g / (np.sqrt(s) + group["eps"]))
                 bump_version(p)
