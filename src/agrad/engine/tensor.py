@@ -115,9 +115,7 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, flag: bool) -> None:
-        if self.grad_fn is not None:
-            if flag:
-                return  # already requires grad: nothing to change (as PyTorch)
+        if self.grad_fn is not None:  # PyTorch refuses even True here (requires_grad_ not)
             msg = "you can only change requires_grad flags of leaf variables."
             if not flag:
                 msg += (
@@ -132,6 +130,8 @@ class Tensor:
         self._rg = bool(flag)
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        if requires_grad and self.grad_fn is not None:
+            return self  # already requires grad: nothing to change (as PyTorch's)
         self.requires_grad = requires_grad
         return self
 
