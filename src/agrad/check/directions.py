@@ -92,6 +92,7 @@ def subgradient_tests(var, f0, claim, numeric, tau, verdicts, reasons, rng):
         noise=_moved_rounding(claim, numeric, x, directions) / 3.0,  # (the ladder's 3σ)
     )
     owner = np.array(owner)
+    evaluations = hull.evaluations + along.evaluations
     tests = []
     x_scale = float(np.max(np.abs(x[columns]), initial=0.0))
     for test in directional_verdicts(claim, directions, along, tau, x_scale):
@@ -100,6 +101,20 @@ def subgradient_tests(var, f0, claim, numeric, tau, verdicts, reasons, rng):
     for row, (u, slope, left, right) in hull.outside.items():  # (the samples' own tests)
         if row in rows:
             tests.append(DirectionTest(row, -1, u, slope, left, right, False))
+    # Before failing a claim, many more samples: a piece the first ones missed can make it
+    # valid (a direction proves nothing where f is neither convex nor concave along it).
+    failing = np.array(sorted({t.output_index for t in tests if not t.ok}), dtype=np.intp)
+    if failing.size:
+        again = certify(var, f0, claim, tau, columns, failing, numeric, rng, again=True)
+        evaluations += again.evaluations
+        late = failing[again.certified[failing]]
+        if late.size:
+            settled = close[late] | outside[late]
+            verdicts[late] = np.where(settled, KINK, verdicts[late])
+            reasons[late] = np.where(settled, 0, reasons[late])
+            certified = np.concatenate([certified, late])
+            rows = rows[~np.isin(rows, late)]
+            tests = [t for t in tests if t.output_index not in late]
     for row in rows:
         bad = kinked[row]
         if any(not t.ok for t in tests if t.output_index == row):
@@ -110,7 +125,7 @@ def subgradient_tests(var, f0, claim, numeric, tau, verdicts, reasons, rng):
         ):
             verdicts[row, bad] = UNDECIDED
             reasons[row, bad] = SEVERAL_KINKS
-    return tests, hull.evaluations + along.evaluations, certified.tolist()
+    return tests, evaluations, sorted(certified.tolist())
 
 
 def _moved_rounding(claim, numeric, x, directions) -> np.ndarray:

@@ -30,6 +30,11 @@ ACCURACY = 1e-6
 # divided by the number of columns, at least MIN_PAIRS (a thin piece between two kinks is
 # found by chance; in few dimensions samples are cheap)
 PAIRS, MIN_PAIRS = 128, 6
+# ... and as many as this many evaluations buy before a claim fails along a direction
+# (`directions`): a direction is a proof only where f is convex or concave along it, and a
+# valid claim the first samples could not place (a piece they missed) failed in 2.8% of QA
+# round 19's random maxima (each sample costs 12 evaluations a column, and 10)
+AGAIN = 20_000
 GUIDED = 8  # at most this many rows get a pattern from their own claim's sides
 STEER = 0.05  # samples this rough (of the row's scale) steer the search
 ROUGH = 1e-3  # samples this rough (of the row's scale) may place a claim in their hull
@@ -62,8 +67,9 @@ class Hull:
     outside: dict | None = None
 
 
-def certify(var, f0, claim, tau, columns, rows, numeric, rng) -> Hull:
-    """Certify the claims of ``rows`` over the kink ``columns`` (see the module's text)."""
+def certify(var, f0, claim, tau, columns, rows, numeric, rng, again: bool = False) -> Hull:
+    """Certify the claims of ``rows`` over the kink ``columns`` (see the module's text);
+    ``again``: with AGAIN's samples, before a claim fails."""
     m, n = claim.shape
     x = var.base.reshape(-1)
     # (one radius for every column: the pieces are cones at x, and a radius per column's
@@ -76,7 +82,8 @@ def certify(var, f0, claim, tau, columns, rows, numeric, rng) -> Hull:
         for i in rows:
             separating[int(i)] = _distinct(_own(claim[i], numeric, i, columns), columns, n, rng)
         return Hull(certified, separating, 0, inside, outside)
-    around, pairs = _patterns(claim, numeric, columns, rows, rng)
+    total = AGAIN * columns.size // (24 * columns.size + 20) if again else PAIRS
+    around, pairs = _patterns(claim, numeric, columns, rows, rng, total)
     near, error, taken = _sample(var, f0, columns, around * radius)
     # The rounds stop beyond this (12 evaluations per column a sample). Counted beyond the
     # first samples: in 2 columns those cost 4,400 evaluations, and a budget that counted
@@ -266,7 +273,7 @@ def _kept(points: np.ndarray, error: np.ndarray, width: np.ndarray) -> np.ndarra
     return points[np.all(np.isfinite(points) & (error <= width), axis=1)]
 
 
-def _patterns(claim, numeric, columns, rows, rng) -> tuple[np.ndarray, int]:
+def _patterns(claim, numeric, columns, rows, rng, total) -> tuple[np.ndarray, int]:
     """Points around x (K, c), in units of the radius: one per row (up to GUIDED) on the
     side of each kink its claim takes (its left or right one-sided derivative: relu'(0) = 0
     is the piece below, so PyTorch's gradient is a piece's), then random ones, then their
@@ -280,7 +287,7 @@ def _patterns(claim, numeric, columns, rows, rng) -> tuple[np.ndarray, int]:
             toward = np.nan_to_num(np.sign(np.abs(g - lo) - np.abs(g - hi)))  # +1: right
         toward[toward == 0] = rng.choice([-1.0, 1.0], size=int(np.sum(toward == 0)))
         guided.append(toward * rng.uniform(0.5, 1.0, c))
-    pairs = max(MIN_PAIRS, PAIRS // c)
+    pairs = max(MIN_PAIRS, total // c)
     random = rng.choice([-1.0, 1.0], size=(pairs, c)) * rng.uniform(0.05, 1.0, (pairs, c))
     return np.concatenate([np.array(guided).reshape(-1, c), random, -random]), pairs
 
