@@ -260,6 +260,11 @@ def gradgradcheck(
         return tuple(wrap(np.zeros_like(w._array)) if g is None else g
                      for w, g in zip(wanted, gs, strict=True))  # fmt: skip
 
+    problem = _paths_problem(first_derivative, inputs, vs, kept, func)
+    if problem is not None:
+        if not raise_exception:
+            return False
+        raise GradcheckError(problem)
     return gradcheck(
         first_derivative,
         (*inputs, *vs),
@@ -273,6 +278,39 @@ def gradgradcheck(
         check_batched_grad=check_batched_grad,
         fast_mode=fast_mode,
     )
+
+
+PATHS_RTOL = 1e-7  # (the two paths may round differently: a formula written twice)
+
+
+def _paths_problem(first_derivative, inputs, vs, kept, func) -> str | None:
+    """The first derivative as create_graph=True records it against the plain backward's.
+    A backward may take another path while grad mode is on (a custom Function testing
+    torch.is_grad_enabled()); gradgradcheck differentiates the recorded one on both sides,
+    numerically and analytically, so a wrong one agrees with itself and passes, while the
+    Hessians users get through create_graph are wrong (QA round 21: a factor 2 passed;
+    PyTorch's gradgradcheck passes it too). One more backward compares the two."""
+    recorded = first_derivative(*inputs, *vs)
+    wanted = [a for a in inputs if isinstance(a, Tensor) and a.requires_grad]
+    with set_grad_enabled(True):
+        every = _as_tuple(func(*inputs))
+    plain = grad([every[i] for i in kept], wanted, grad_outputs=[wrap(v._array) for v in vs],
+                 allow_unused=True)  # fmt: skip
+    for k, (r, q) in enumerate(zip(recorded, plain, strict=True)):
+        a = r._array
+        b = np.zeros_like(a) if q is None else q._array
+        scale = max(float(np.max(np.abs(a), initial=0.0)), float(np.max(np.abs(b), initial=0.0)))
+        if not np.allclose(a, b, rtol=PATHS_RTOL, atol=PATHS_RTOL * scale + 1e-300):
+            j = int(np.argmax(np.abs(a - b)))
+            return (
+                f"The first derivative of input {k} differs with create_graph=True: at "
+                f"element {j} it is {a.reshape(-1)[j]:.6g} recorded for double backward "
+                f"and {b.reshape(-1)[j]:.6g} from the plain backward. The backward takes "
+                "another path while grad mode is on (a custom Function testing "
+                "torch.is_grad_enabled()?): second derivatives taken through "
+                "create_graph=True differentiate that path"
+            )
+    return None
 
 
 __all__: Sequence[str] = ["GradcheckError", "gradcheck", "gradgradcheck"]
