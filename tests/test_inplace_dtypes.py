@@ -79,9 +79,6 @@ KNOWN = {  # divergences left as they are, out of place too (each case xfails, s
     ("pow_", "bool", "True"), ("**=", "bool", "True"), ("t ** o", "bool", "True"),
     ("pow_", "bool", "bool_tensor"), ("**=", "bool", "bool_tensor"),
     ("t ** o", "bool", "bool_tensor"),
-    # float32 with an int64 tensor: NumPy's float64, PyTorch's float32
-    ("t - o", "float32", "int_tensor"), ("o - t", "float32", "int_tensor"),
-    ("o / t", "float32", "int_tensor"), ("t ** o", "float32", "int_tensor"),
 }  # fmt: skip
 
 
@@ -148,12 +145,9 @@ def test_arithmetic_matches_pytorch(torch, name, dtype, operand, target):
     _same(ours, theirs)
 
 
-# An integer tensor with a Python float computes in float64 whatever the default dtype (out
-# of place too: agrad.tensor([1]) * 1.5 is float64 under set_default_dtype(float32)).
-_FLOAT32_DEFAULT = pytest.mark.xfail(strict=True, reason="int * float is float64 in agrad")
-
-
-@pytest.mark.parametrize("default", [pytest.param("float32", marks=_FLOAT32_DEFAULT), "float64"])
+# An integer tensor with a Python float computes in the default dtype, as PyTorch's (out of
+# place too: agrad.tensor([1]) * 1.5 is float32 under set_default_dtype(float32)).
+@pytest.mark.parametrize("default", ["float32", "float64"])
 @pytest.mark.parametrize("name", ["mul_", "*=", "div_", "pow_"])
 def test_the_refusal_names_the_default_dtype_as_pytorch(torch, default, name):
     agrad_before = agrad.get_default_dtype()

@@ -16,6 +16,7 @@ from ..errors import AgradTypeError, AgradValueError
 from .dtypes import get_default_dtype, to_dtype
 from .escapes import read_values
 from .ops.core import TABLE, apply
+from .promotion import result_type
 from .tensor import Tensor, to_data, wrap
 
 SCALAR = (numbers.Number, np.generic)
@@ -98,16 +99,39 @@ def first(a: Any) -> Tensor:
     return a if isinstance(a, Tensor) else as_tensor(a)
 
 
-def pair(a: Any, b: Any) -> tuple[Tensor, Any]:
-    """Operands of a binary op, promoted as PyTorch does: a 0-d float tensor takes the
-    dtype of a dimensioned float operand (NumPy would widen to the 0-d one's dtype)."""
+def pair(a: Any, b: Any, floating: bool = False) -> tuple[Tensor, Any]:
+    """Operands of a binary op, promoted as PyTorch promotes them (`promotion.result_type`:
+    an int64 tensor times a float32 one is float32, a float32 tensor plus a 0-d float64 one
+    float32, an integer tensor times 1.5 the default dtype); with ``floating`` an integer or
+    bool result is the default float dtype (``/``). A Python number stays a number (NumPy
+    computes it in the other operand's dtype, as PyTorch does); a NumPy scalar becomes one."""
     a, b = first(a), operand(b)
-    if isinstance(b, Tensor) and a._array.dtype != b._array.dtype:
-        if b.ndim == 0 and a.ndim and a.dtype.kind == b.dtype.kind == "f":
-            b = astype(b, a.dtype)
-        elif a.ndim == 0 and b.ndim and a.dtype.kind == b.dtype.kind == "f":
-            a = astype(a, b.dtype)
+    if isinstance(b, np.generic):
+        b = b.item()
+    dtype = result_type(a, b)
+    if floating and dtype.kind not in "fc":
+        dtype = get_default_dtype().dtype
+    if a._array.dtype != dtype:
+        a = astype(a, dtype)
+    if isinstance(b, Tensor) and b._array.dtype != dtype:
+        b = astype(b, dtype)
     return a, b
+
+
+def floated(x: Any) -> Tensor:
+    """``x`` as a tensor to compute a float function of: an integer or bool one cast to the
+    default float dtype (PyTorch's ``sqrt`` of an int64 tensor is float32 by default)."""
+    x = first(x)
+    if x._array.dtype.kind in "fc":
+        return x
+    return astype(x, get_default_dtype())
+
+
+def promoted(*values: Any) -> list[Any]:
+    """Several operands (``where``'s two values) as tensors of their PyTorch result type."""
+    values = tuple(v.item() if isinstance(v, np.generic) else operand(v) for v in values)
+    dtype = result_type(*values)
+    return [astype(v, dtype) if isinstance(v, Tensor) else as_tensor(v, dtype) for v in values]
 
 
 def axis_of(dim: Any, axis: Any) -> Any:

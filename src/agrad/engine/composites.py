@@ -14,11 +14,13 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import AgradIndexError, AgradShapeError, AgradValueError
+from ..errors import AgradDtypeError, AgradIndexError, AgradShapeError, AgradValueError
 from . import shaping
 from .args import as_tensor, first
 from .escapes import read_values
+from .grad_attr import scalar_type_name
 from .ops.core import normalize_axis
+from .promotion import check_addmm
 from .public import API, public
 from .return_types import named_result
 from .tensor import Tensor, wrap
@@ -69,6 +71,7 @@ def _scaled_sum(input: Any, product: Tensor, beta: Any, alpha: Any) -> Tensor:
 @public(method=True)
 def addmm(input: Any, mat1: Any, mat2: Any, *, beta: Any = 1, alpha: Any = 1) -> Tensor:  # noqa: A002
     """beta·input + alpha·(mat1 @ mat2)."""
+    check_addmm(first(input), first(mat1), first(mat2))
     return _scaled_sum(input, API["mm"](mat1, mat2), beta, alpha)
 
 
@@ -79,6 +82,13 @@ def addmv(input: Any, mat: Any, vec: Any, *, beta: Any = 1, alpha: Any = 1) -> T
     if m.ndim != 2 or v.ndim != 1:
         raise AgradShapeError(
             f"addmv: expects a matrix and a vector, got shapes {list(m.shape)} and {list(v.shape)}"
+        )
+    x = first(input)
+    if not x._array.dtype == m._array.dtype == v._array.dtype:
+        names = ", ".join(scalar_type_name(t._array.dtype) for t in (x, m))
+        raise AgradDtypeError(
+            "addmv input tensors must have the same dtype, but got "
+            f"{names}, and {scalar_type_name(v._array.dtype)}"
         )
     return _scaled_sum(input, _f("matmul")(m, v), beta, alpha)
 

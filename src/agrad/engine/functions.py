@@ -30,10 +30,12 @@ from .args import (  # noqa: F401
     astype,
     axis_of,
     first,
+    floated,
     keep_of,
     number,
     operand,
     pair,
+    promoted,
     reduced_axes,
 )
 from .escapes import read_values
@@ -44,6 +46,7 @@ from .return_types import RESULTS
 from .shaping import index, setitem  # noqa: F401 - Tensor indexing (not agrad.* names)
 from .tensor import Tensor, _autograd_error, wrap
 
+_F64 = np.dtype(np.float64)  # (an identity test first: the common dtype)
 OP = TABLE  # short alias used below: OP["mul"]
 NEGATIVE_POWER = "Integers to negative integer powers are not allowed."  # (PyTorch's words)
 
@@ -59,7 +62,7 @@ def _scaled(name: str):
         if type(a) is Tensor:  # the common cases skip the promotion rules
             kind = type(b)
             if (
-                kind is float
+                (kind is float and (a._array.dtype is _F64 or a._array.dtype.kind in "fc"))
                 or kind is int
                 or (kind is Tensor and b._array.dtype == a._array.dtype)
             ) and not (boolean and a._array.dtype.kind == "b"):
@@ -103,15 +106,23 @@ def pow(a: Any, b: Any) -> Tensor:  # noqa: A001 - PyTorch's name
     """``a ** b``: a scalar exponent, a scalar base, or two tensors (three ops)."""
     kind = type(b)
     if (kind is int or kind is float) and type(a) is Tensor:  # (x ** 2: no ABC check)
-        if kind is int and a._array.dtype.kind in "biu":
-            return _integer_power(a, b)
+        if a._array.dtype.kind in "biu":
+            if kind is int:
+                return _integer_power(a, b)
+            a = floated(a)  # int ** 2.5: the default float dtype
         return apply(OP["pow_scalar"], a, exponent=b)
     if isinstance(b, SCALAR):
         if isinstance(b, (int, np.integer)) and not isinstance(b, (bool, np.bool_)):
             return _integer_power(first(a), int(b))
-        return apply(OP["pow_scalar"], first(a), exponent=b)
+        x = first(a)
+        if isinstance(b, (float, np.floating)) and not isinstance(b, (bool, np.bool_)):
+            x = floated(x)
+        return apply(OP["pow_scalar"], x, exponent=b.item() if isinstance(b, np.generic) else b)
     if isinstance(a, SCALAR):
-        return apply(OP["rpow"], first(b), base=a)
+        x = first(b)
+        if isinstance(a, (float, np.floating)):
+            x = floated(x)  # 2.5 ** int: the default float dtype
+        return apply(OP["rpow"], x, base=a.item() if isinstance(a, np.generic) else a)
     return apply(OP["pow"], *pair(a, b))
 
 
@@ -134,12 +145,14 @@ def rsub(a: Any, b: Any) -> Tensor:
         _no_bool_subtraction(x, b)
     if isinstance(b, Tensor):
         return sub(b, x)
+    if x._array.dtype.kind not in "fc":  # 1.5 - int: the default float dtype
+        x = pair(x, b)[0]
     return apply(OP["rsub"], x, other=b)
 
 
 def rdiv(a: Any, b: Any) -> Tensor:
     """``b / a`` for a scalar ``b``: reciprocal then multiply, as PyTorch records it."""
-    return apply(OP["mul"], apply(OP["reciprocal"], first(a)), b)
+    return apply(OP["mul"], apply(OP["reciprocal"], floated(a)), b)
 
 
 @public(method=True)
@@ -149,8 +162,10 @@ def square(x: Any) -> Tensor:
 
 @public()
 def where(cond: Any, a: Any, b: Any) -> Tensor:
-    """``a`` where ``cond`` holds, else ``b``."""
-    return apply(OP["where"], first(cond), operand(a), operand(b))
+    """``a`` where ``cond`` holds, else ``b``, in their PyTorch result type."""
+    if type(a) is not Tensor or type(b) is not Tensor or a._array.dtype != b._array.dtype:
+        a, b = promoted(a, b)
+    return apply(OP["where"], first(cond), a, b)
 
 
 @public()

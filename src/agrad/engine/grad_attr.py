@@ -49,6 +49,12 @@ def checked_grad(tensor: Any, value: Any) -> Any:
     return value
 
 
+def c_type_name(dtype: np.dtype) -> str:
+    """PyTorch's C++ name of a dtype ('float', 'long int'), as some of its messages print it."""
+    names = _C_NAMES.get(dtype.name)
+    return names[0] if names else str(dtype)
+
+
 def scalar_type_name(dtype: np.dtype) -> str:
     """PyTorch's ScalarType name of a dtype ('Float', 'Long'), as its messages print it."""
     names = _C_NAMES.get(dtype.name)

@@ -19,6 +19,7 @@ from .grad_mode import no_grad
 from .ops.core import TABLE, apply
 from .ops.pooling import first_max
 from .ops.windows import ints, pairs
+from .promotion import check_conv
 from .public import public
 from .tensor import Tensor
 
@@ -50,6 +51,7 @@ def _conv(name: str, d: int):
         else:
             pads = pairs(padding, d, f"{name}: padding")
         operands = (w,) if bias is None else (w, first(bias))
+        check_conv(x, w, operands[1] if len(operands) > 1 else None)
 
         def run(x4: Tensor) -> Tensor:
             return apply(

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import AgradShapeError, AgradValueError
+from ..errors import AgradDtypeError, AgradShapeError, AgradValueError
 from . import gathering, shaping
 from .args import as_tensor, first, operand, pair
 from .escapes import decided_by, read_values
@@ -49,13 +49,17 @@ def divide(input: Any, other: Any, *, rounding_mode: str | None = None) -> Tenso
     gradients, integers stay integers, an integer division by zero is PyTorch's error).
     ``agrad.div`` and ``Tensor.div`` are this function, as in PyTorch."""
     if rounding_mode is None:
-        if type(input) is Tensor and (
-            type(other) is float
-            or type(other) is int
-            or (type(other) is Tensor and other._array.dtype == input._array.dtype)
+        if (
+            type(input) is Tensor
+            and input._array.dtype.kind in "fc"
+            and (
+                type(other) is float
+                or type(other) is int
+                or (type(other) is Tensor and other._array.dtype == input._array.dtype)
+            )
         ):  # the common cases skip the promotion rules (as the generated faces do)
             return apply(TABLE["div"], input, other)
-        return apply(TABLE["div"], *pair(input, other))
+        return apply(TABLE["div"], *pair(input, other, floating=True))
     if rounding_mode not in ("trunc", "floor"):
         raise AgradValueError(
             f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but found "
@@ -123,6 +127,8 @@ def dist(input: Any, other: Any, p: float = 2) -> Tensor:  # noqa: A002
 def tensordot(a: Any, b: Any, dims: Any = 2, out: Any = None) -> Tensor:
     """Contraction over the last ``dims`` axes of a and the first of b, or the given pairs."""
     x, y = first(a), first(b) if isinstance(b, Tensor) else as_tensor(b)
+    if x._array.dtype != y._array.dtype:
+        raise AgradDtypeError("both inputs should have same dtype")  # (PyTorch's words)
     if isinstance(dims, int):
         if dims < 0:
             raise AgradValueError(f"tensordot expects dims >= 0, but got dims={dims}")

@@ -15,10 +15,12 @@ from typing import Any
 
 import numpy as np
 
-from .args import as_tensor, astype, axis_of, first, keep_of, pair, reduced_axes
+from .args import as_tensor, astype, axis_of, first, floated, keep_of, pair, reduced_axes
 from .ops.core import ALONG_AXIS, BINARY, CUSTOM, REDUCTION, TABLE, UNARY, Op, apply
+from .promotion import matmul_dtype_error
 from .tensor import Tensor
 
+_F64 = np.dtype(np.float64)  # (an identity test first: the common dtype)
 API: dict[str, Callable[..., Any]] = {}  # agrad.<name>
 METHODS: dict[str, Callable[..., Any]] = {}  # Tensor.<name>: the same functions
 
@@ -41,6 +43,14 @@ def _unary(op: Op) -> Callable[..., Tensor]:
     params = _parameters(op)
     if params:  # softplus(x, beta=1.0, threshold=20.0): the forward's keywords, by name
         return _unary_with(op, params)
+    if op.floating:
+
+        def floating(x: Any) -> Tensor:
+            if type(x) is Tensor and (x._array.dtype is _F64 or x._array.dtype.kind in "fc"):
+                return apply(op, x)
+            return apply(op, floated(x))  # sqrt(int): the default float dtype
+
+        return floating
 
     def fn(x: Any) -> Tensor:
         return apply(op, x if isinstance(x, Tensor) else as_tensor(x))
@@ -52,12 +62,13 @@ def _unary_with(op: Op, params: list[inspect.Parameter]) -> Callable[..., Tensor
     signature = inspect.Signature(
         [inspect.Parameter("x", inspect.Parameter.POSITIONAL_OR_KEYWORD), *params]
     )
+    operand = floated if op.floating else first
 
     def fn(*args: Any, **kwargs: Any) -> Tensor:
         bound = signature.bind(*args, **kwargs)
         bound.apply_defaults()
         x = bound.arguments.pop("x")
-        return apply(op, first(x), **bound.arguments)
+        return apply(op, operand(x), **bound.arguments)
 
     fn.__signature__ = signature  # type: ignore[attr-defined]
     return fn
@@ -71,8 +82,30 @@ def _parameters(op: Op) -> list[inspect.Parameter]:
 
 
 def _binary(op: Op) -> Callable[..., Tensor]:
+    if op.same_dtype:
+        return _same_dtype(op)
+    if op.floating:
+        return _floating_binary(op)
+
     def fn(a: Any, b: Any) -> Tensor:
         if type(a) is Tensor:  # the common cases skip the promotion rules
+            kind = type(b)
+            if (
+                (kind is float and (a._array.dtype is _F64 or a._array.dtype.kind in "fc"))
+                or kind is int
+                or (kind is Tensor and b._array.dtype == a._array.dtype)
+            ):
+                return apply(op, a, b)
+        return apply(op, *pair(a, b))
+
+    return fn
+
+
+def _floating_binary(op: Op) -> Callable[..., Tensor]:
+    """The face of a binary entry that computes in floats (``/``, atan2)."""
+
+    def fn(a: Any, b: Any) -> Tensor:
+        if type(a) is Tensor and a._array.dtype.kind in "fc":  # the common cases: no rules
             kind = type(b)
             if (
                 kind is float
@@ -80,7 +113,21 @@ def _binary(op: Op) -> Callable[..., Tensor]:
                 or (kind is Tensor and b._array.dtype == a._array.dtype)
             ):
                 return apply(op, a, b)
-        return apply(op, *pair(a, b))
+        return apply(op, *pair(a, b, floating=True))
+
+    return fn
+
+
+def _same_dtype(op: Op) -> Callable[..., Tensor]:
+    """The face of an entry whose operands must share a dtype (matmul): PyTorch's
+    RuntimeError for two, no promotion."""
+
+    def fn(a: Any, b: Any) -> Tensor:
+        if type(a) is not Tensor or type(b) is not Tensor:
+            a, b = first(a), first(b)
+        if a._array.dtype != b._array.dtype and a.ndim and b.ndim:
+            raise matmul_dtype_error(a._array.dtype, b._array.dtype, (a.ndim, b.ndim))
+        return apply(op, a, b)
 
     return fn
 

@@ -11,6 +11,7 @@ from ..engine import functions as F
 from ..engine.args import first
 from ..engine.ops import TABLE, apply
 from ..engine.ops.windows import ints
+from ..engine.promotion import check_conv
 from ..engine.tensor import Tensor
 from ..errors import AgradShapeError
 
@@ -30,6 +31,7 @@ def conv_transpose2d(
     """(N, C_in, H, W) with weight (C_in, C_out/groups, kh, kw) -> (N, C_out, H', W'),
     H' = (H - 1)·stride - 2·padding + dilation·(kh - 1) + output_padding + 1."""
     x, w = first(input), first(weight)
+    check_conv(x, w, None if bias is None else first(bias))
     unbatched = x.ndim == 3
     if unbatched:
         x = F.unsqueeze(x, 0)
@@ -96,6 +98,7 @@ def conv_transpose1d(
 ) -> Tensor:
     """(N, C_in, L) with weight (C_in, C_out/groups, k) -> (N, C_out, L')."""
     x, w = first(input), first(weight)
+    check_conv(x, w, None if bias is None else first(bias))
     if x.ndim not in (2, 3) or w.ndim != 3:
         raise AgradShapeError(
             f"conv_transpose1d: expected a 2D or 3D input and a 3D weight, got {x.shape} and "

@@ -28,6 +28,7 @@ from ..engine.nn_public import (
 )
 from ..engine.ops import TABLE, apply
 from ..engine.ops.windows import ints, out_sizes, pairs
+from ..engine.promotion import check_addmm
 from ..engine.tensor import Tensor
 from ..errors import AgradShapeError, AgradValueError
 from .activations import *  # noqa: F403 - elu, hardswish, glu, ...
@@ -54,9 +55,11 @@ from .sampling import __all__ as _SAMPLING
 
 
 def linear(input: Any, weight: Any, bias: Any = None) -> Tensor:  # noqa: A002
-    """``input @ weight.T + bias``."""
-    w = first(weight)
-    out = F.matmul(first(input), F.transpose(w, 0, 1) if w.ndim == 2 else w)
+    """``input @ weight.T + bias``; operands of two dtypes are PyTorch's RuntimeError."""
+    x, w = first(input), first(weight)
+    if bias is not None and w.ndim == 2:  # PyTorch's addmm, and its checks
+        check_addmm(first(bias), x, w)
+    out = F.matmul(x, F.transpose(w, 0, 1) if w.ndim == 2 else w)
     return out if bias is None else F.add(out, bias)
 
 

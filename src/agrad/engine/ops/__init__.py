@@ -11,6 +11,7 @@ from . import (  # noqa: F401 - each module registers its entries
     elementwise_math,
     indexing,
     linalg,
+    logic,
     losses,
     matrix,
     normalization,

@@ -85,7 +85,7 @@ def _gelu_shape(shape, approximate="none"):
 
 register(
     Op("erf", "ErfBackward0", erf, _erf_vjp, same_shape, explain="d erf(a)/da = 2/√π·exp(-a²)",
-       family=UNARY, language=True, domain=(-3.0, 3.0),
+       family=UNARY, floating=True, language=True, domain=(-3.0, 3.0),
        special=(special([-3.5, 0.7, 2.4, -1.2]),)),
     Op("gelu", "GeluBackward0", _gelu_forward, _gelu_vjp, _gelu_shape, prepare=checked(_gelu_shape),
        explain="d gelu(a)/da = Φ(a) + a·φ(a) (or the tanh approximation's derivative)",

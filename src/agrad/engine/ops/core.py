@@ -130,6 +130,11 @@ class Op:
     method: str | bool = True  # a Tensor method of that name (True: the public name)
     language: str | bool = False  # a language function (True: the public name)
     doc: str = ""  # one line for `agrad functions` and the docstring
+    # Dtypes (`agrad.engine.promotion`): operands are promoted as torch.result_type does;
+    # ``floating``: integer and bool operands compute in the default float dtype (sqrt,
+    # ``/``); ``same_dtype``: two dtypes are PyTorch's RuntimeError, not promoted (matmul).
+    floating: bool = False
+    same_dtype: bool = False
     # Batching (None: the default for the shape rule; see `batching.DEFAULTS`), and whether
     # the output can hold more elements than the largest input (then the element limit is
     # checked first; None: only broadcasting does).

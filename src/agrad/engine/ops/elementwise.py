@@ -6,6 +6,8 @@ back to each input's shape. ``ns`` is the array namespace (see `kernels`).
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from .. import kernels
@@ -194,18 +196,30 @@ def unary(name: str, grad_fn: str, forward, vjp, explain: str, **facts) -> Op:
               language=facts.pop("language", True), **facts)  # fmt: skip
 
 
+def binary(name: str, grad_fn: str, forward, vjp, explain: str, **facts) -> Op:
+    """An entry of the binary family (broadcasting): ``agrad.name(a, b)``, ``a.name(b)``."""
+    return Op(name, grad_fn, forward, vjp, broadcast_shape, explain=explain, arity=2,
+              family=BINARY, **facts)  # fmt: skip
+
+
+# Entries that compute in floats: an integer or bool operand gives the default float dtype
+# (PyTorch's sqrt of an int64 tensor, int / int), not NumPy's float64 or float16.
+floating_unary = functools.partial(unary, floating=True)
+floating_binary = functools.partial(binary, floating=True)
+
+
 register(
     unary("neg", "NegBackward0", np.negative, _neg_vjp, "d(-a)/da = -1", saves=NOTHING,
           aliases=("negative",), language=False),
-    unary("exp", "ExpBackward0", np.exp, _exp_vjp, "d exp(a)/da = exp(a)", saves=OUTPUT),
-    unary("log", "LogBackward0", np.log, _log_vjp, "d log(a)/da = 1/a", domain=(0.2, 3.0),
-          complex_forward=kernels.branch_guarded(np.log)),
-    unary("log1p", "Log1PBackward0", np.log1p, _log1p_vjp, "d log(1+a)/da = 1/(1+a)",
-          domain=(-0.5, 2.0), complex_forward=kernels.branch_guarded(np.log1p, 1.0)),
-    unary("expm1", "Expm1Backward0", np.expm1, _expm1_vjp, "d (exp(a)-1)/da = exp(a)",
-          saves=OUTPUT),
-    unary("sqrt", "SqrtBackward0", np.sqrt, _sqrt_vjp, "d sqrt(a)/da = 1/(2·sqrt(a))",
-          saves=OUTPUT, domain=(0.2, 3.0), complex_forward=kernels.complex_sqrt),
+    floating_unary("exp", "ExpBackward0", np.exp, _exp_vjp, "d exp(a)/da = exp(a)", saves=OUTPUT),
+    floating_unary("log", "LogBackward0", np.log, _log_vjp, "d log(a)/da = 1/a", domain=(0.2, 3.0),
+                   complex_forward=kernels.branch_guarded(np.log)),
+    floating_unary("log1p", "Log1PBackward0", np.log1p, _log1p_vjp, "d log(1+a)/da = 1/(1+a)",
+                   domain=(-0.5, 2.0), complex_forward=kernels.branch_guarded(np.log1p, 1.0)),
+    floating_unary("expm1", "Expm1Backward0", np.expm1, _expm1_vjp, "d (exp(a)-1)/da = exp(a)",
+                   saves=OUTPUT),
+    floating_unary("sqrt", "SqrtBackward0", np.sqrt, _sqrt_vjp, "d sqrt(a)/da = 1/(2·sqrt(a))",
+                   saves=OUTPUT, domain=(0.2, 3.0), complex_forward=kernels.complex_sqrt),
     unary("abs", "AbsBackward0", np.abs, _abs_vjp, "d |a|/da = sign(a)", kink=True,
           special=(special([-1.0, 0.0, 2.0], at_kink=True),)),
     unary("sign", "SignBackward0", _sign, _zero_vjp, "d sign(a)/da = 0", saves=NOTHING,
@@ -213,33 +227,35 @@ register(
           kink=True),
     unary("floor", "FloorBackward0", np.floor, _zero_vjp, "d floor(a)/da = 0 (a step function)",
           saves=NOTHING, kink=True, special=(special([-1.5, 0.0, 2.0], at_kink=True),)),
-    unary("sin", "SinBackward0", np.sin, _sin_vjp, "d sin(a)/da = cos(a)"),
-    unary("cos", "CosBackward0", np.cos, _cos_vjp, "d cos(a)/da = -sin(a)"),
-    unary("tan", "TanBackward0", np.tan, _tan_vjp, "d tan(a)/da = 1 + tan²(a)", saves=OUTPUT,
-          domain=(-1.2, 1.2)),
-    unary("arcsin", "AsinBackward0", np.arcsin, _arcsin_vjp, "d arcsin(a)/da = 1/sqrt(1-a²)",
-          domain=(-0.9, 0.9), aliases=("asin",)),
-    unary("arccos", "AcosBackward0", np.arccos, _arccos_vjp, "d arccos(a)/da = -1/sqrt(1-a²)",
-          domain=(-0.9, 0.9), aliases=("acos",)),
-    unary("arctan", "AtanBackward0", np.arctan, _arctan_vjp, "d arctan(a)/da = 1/(1+a²)",
-          aliases=("atan",)),
-    unary("sinh", "SinhBackward0", np.sinh, _sinh_vjp, "d sinh(a)/da = cosh(a)"),
-    unary("cosh", "CoshBackward0", np.cosh, _cosh_vjp, "d cosh(a)/da = sinh(a)"),
-    unary("tanh", "TanhBackward0", np.tanh, _tanh_vjp, "d tanh(a)/da = 1 - tanh²(a)",
-          saves=OUTPUT),
-    unary("sigmoid", "SigmoidBackward0", kernels.sigmoid, _sigmoid_vjp,
-          "d σ(a)/da = σ(a)·(1-σ(a))", saves=OUTPUT, complex_forward=kernels.sigmoid_complex),
+    floating_unary("sin", "SinBackward0", np.sin, _sin_vjp, "d sin(a)/da = cos(a)"),
+    floating_unary("cos", "CosBackward0", np.cos, _cos_vjp, "d cos(a)/da = -sin(a)"),
+    floating_unary("tan", "TanBackward0", np.tan, _tan_vjp,
+                   "d tan(a)/da = 1 + tan²(a)", saves=OUTPUT, domain=(-1.2, 1.2)),
+    floating_unary("arcsin", "AsinBackward0", np.arcsin, _arcsin_vjp,
+                   "d arcsin(a)/da = 1/sqrt(1-a²)", domain=(-0.9, 0.9), aliases=("asin",)),
+    floating_unary("arccos", "AcosBackward0", np.arccos, _arccos_vjp,
+                   "d arccos(a)/da = -1/sqrt(1-a²)", domain=(-0.9, 0.9), aliases=("acos",)),
+    floating_unary("arctan", "AtanBackward0", np.arctan, _arctan_vjp, "d arctan(a)/da = 1/(1+a²)",
+                   aliases=("atan",)),
+    floating_unary("sinh", "SinhBackward0", np.sinh, _sinh_vjp, "d sinh(a)/da = cosh(a)"),
+    floating_unary("cosh", "CoshBackward0", np.cosh, _cosh_vjp, "d cosh(a)/da = sinh(a)"),
+    floating_unary("tanh", "TanhBackward0", np.tanh, _tanh_vjp, "d tanh(a)/da = 1 - tanh²(a)",
+                   saves=OUTPUT),
+    floating_unary("sigmoid", "SigmoidBackward0", kernels.sigmoid, _sigmoid_vjp,
+                   "d σ(a)/da = σ(a)·(1-σ(a))", saves=OUTPUT,
+                   complex_forward=kernels.sigmoid_complex),
     unary("relu", "ReluBackward0", _relu, _relu_vjp, "d relu(a)/da = 1 where a > 0, else 0",
           saves=OUTPUT, kink=True, special=(special([-1.0, 0.0, 2.0], at_kink=True),)),
-    unary("reciprocal", "ReciprocalBackward0", kernels.reciprocal, _reciprocal_vjp,
-          "d(1/a)/da = -1/a²", saves=OUTPUT, domain=(0.5, 2.0)),
+    floating_unary("reciprocal", "ReciprocalBackward0", kernels.reciprocal, _reciprocal_vjp,
+                   "d(1/a)/da = -1/a²", saves=OUTPUT, domain=(0.5, 2.0)),
     unary("clone", "CloneBackward0", kernels.clone, _identity_vjp, "d a/da = 1", saves=NOTHING,
           language=False),
-    unary("softplus", "SoftplusBackward0", kernels.softplus, _softplus_vjp,
-       "d softplus(a)/da = σ(β·a)", doc="log(1 + exp(beta*x))/beta, linear above threshold",
-       complex_forward=kernels.softplus_complex, kink=True,  # (x above the threshold: a jump)
-       cases=(Case(((),)), Case(((3,),)), Case(((2, 3),)),
-              Case(((2, 3),), {"beta": 2.0, "threshold": 3.0}))),
+    floating_unary("softplus", "SoftplusBackward0", kernels.softplus, _softplus_vjp,
+                   "d softplus(a)/da = σ(β·a)",
+                   doc="log(1 + exp(beta*x))/beta, linear above threshold",
+                   complex_forward=kernels.softplus_complex, kink=True,  # (above the threshold)
+                   cases=(Case(((),)), Case(((3,),)), Case(((2, 3),)),
+                          Case(((2, 3),), {"beta": 2.0, "threshold": 3.0}))),
     Op("clip", "ClampBackward1", _clip_forward, _clip_vjp, same_shape,
        explain="d clip(a)/da = 1 inside [min, max], else 0", kink=True, aliases=("clamp",),
        language=True, doc="x limited to [min, max]",
@@ -347,12 +363,6 @@ def _where_forward(cond: Array, a: Array, b: Array) -> Array:
     return np.where(np.asarray(cond).astype(bool, copy=False), a, b)
 
 
-def binary(name: str, grad_fn: str, forward, vjp, explain: str, **facts) -> Op:
-    """An entry of the binary family (broadcasting): ``agrad.name(a, b)``, ``a.name(b)``."""
-    return Op(name, grad_fn, forward, vjp, broadcast_shape, explain=explain, arity=2,
-              family=BINARY, **facts)  # fmt: skip
-
-
 TIES = (special([1.0, 2.0, -1.0], [1.0, 0.5, -1.0], at_kink=True),)
 
 register(
@@ -362,8 +372,9 @@ register(
        explain="d(a-b)/da = 1, d(a-b)/db = -1", cases=BINARY_CASES, needs_mask=True),
     binary("mul", "MulBackward0", np.multiply, _mul_vjp, "d(a*b)/da = b, d(a*b)/db = a",
            saves=PRODUCT, needs_mask=True),
-    binary("div", "DivBackward0", np.true_divide, _div_vjp, "d(a/b)/da = 1/b, d(a/b)/db = -a/b²",
-           domain=((-2.0, 2.0), (0.5, 2.0)), saves=Saves(None, False, for_others=(0,))),
+    floating_binary("div", "DivBackward0", np.true_divide, _div_vjp,
+                    "d(a/b)/da = 1/b, d(a/b)/db = -a/b²",
+                    domain=((-2.0, 2.0), (0.5, 2.0)), saves=Saves(None, False, for_others=(0,))),
     Op("pow", "PowBackward1", _pow_forward, _pow_vjp, broadcast_shape, arity=2,
        explain="d(a**b)/da = b·a**(b-1), d(a**b)/db = a**b·log(a)", saves=INPUTS_AND_OUTPUT,
        domain=((0.5, 2.0), (-2.0, 2.0)), cases=BINARY_CASES,
@@ -379,22 +390,4 @@ register(
        method=False, language=True, doc="a where cond is nonzero, else b",
        domain=((-1.0, 1.0), (-2.0, 2.0), (-2.0, 2.0)),
        cases=(Case(((2, 3), (2, 3), (2, 3))), Case(((2, 3), (3,), ())))),
-)  # fmt: skip
-
-# ---- comparisons and logic: not differentiable, boolean results -------------------------
-
-COMPARISONS = {
-    "lt": (np.less, "less"), "le": (np.less_equal, "less_equal"),
-    "gt": (np.greater, "greater"), "ge": (np.greater_equal, "greater_equal"),
-    "eq": (np.equal, None), "ne": (np.not_equal, "not_equal"),
-}  # fmt: skip
-LOGIC = {"logical_and": np.logical_and, "logical_or": np.logical_or,
-         "logical_xor": np.logical_xor}  # fmt: skip
-
-register(
-    *(binary(name, "", fn, None, "", saves=NOTHING, aliases=(alias,) if alias else ())
-      for name, (fn, alias) in COMPARISONS.items()),
-    *(binary(name, "", fn, None, "", saves=NOTHING, method=False) for name, fn in LOGIC.items()),
-    Op("logical_not", "", np.logical_not, None, same_shape, saves=NOTHING, family=UNARY,
-       method=False),
 )  # fmt: skip

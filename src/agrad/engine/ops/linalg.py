@@ -102,7 +102,7 @@ def matmul_shape(a: tuple, b: tuple) -> tuple:
 
 register(
     Op("matmul", _matmul_name, np.matmul, _matmul_vjp, matmul_shape, arity=2, needs_mask=True,
-       saves=PRODUCT,
+       saves=PRODUCT, same_dtype=True,
        explain="d(A@B)/dA = g@Bᵀ, d(A@B)/dB = Aᵀ@g", batch=batching.matmul, grows=True,
        within_operands=True,
        family=BINARY, language=True, doc="matrix product (also @), 1-D, 2-D or batched",

@@ -30,7 +30,7 @@ from .core import (
     same_shape,
     special,
 )
-from .elementwise import _zero_vjp, unary
+from .elementwise import _zero_vjp, floating_unary, unary
 
 LN10, LN2 = math.log(10.0), math.log(2.0)
 
@@ -107,13 +107,13 @@ def _round_name(node: Node) -> str:
 ROUNDING_SAMPLE = (special([-1.5, 0.5, 2.5, 0.0], at_kink=True),)
 
 register(
-    unary("log10", "Log10Backward0", np.log10, _log10_vjp, "d log10(a)/da = 1/(a·ln 10)",
-          domain=(0.2, 3.0), complex_forward=branch_guarded(np.log10)),
-    unary("log2", "Log2Backward0", np.log2, _log2_vjp, "d log2(a)/da = 1/(a·ln 2)",
-          domain=(0.2, 3.0), complex_forward=branch_guarded(np.log2)),
-    unary("rsqrt", "RsqrtBackward0", _rsqrt_forward, _rsqrt_vjp,
-          "d a**(-1/2)/da = -a**(-3/2)/2", saves=OUTPUT, domain=(0.2, 3.0),
-          complex_forward=branch_guarded(_rsqrt_forward)),
+    floating_unary("log10", "Log10Backward0", np.log10, _log10_vjp, "d log10(a)/da = 1/(a·ln 10)",
+                   domain=(0.2, 3.0), complex_forward=branch_guarded(np.log10)),
+    floating_unary("log2", "Log2Backward0", np.log2, _log2_vjp, "d log2(a)/da = 1/(a·ln 2)",
+                   domain=(0.2, 3.0), complex_forward=branch_guarded(np.log2)),
+    floating_unary("rsqrt", "RsqrtBackward0", _rsqrt_forward, _rsqrt_vjp,
+                   "d a**(-1/2)/da = -a**(-3/2)/2", saves=OUTPUT, domain=(0.2, 3.0),
+                   complex_forward=branch_guarded(_rsqrt_forward)),
     unary("ceil", "CeilBackward0", np.ceil, _zero_vjp, "d ceil(a)/da = 0 (a step function)",
           saves=NOTHING, kink=True, special=ROUNDING_SAMPLE),
     unary("trunc", "TruncBackward0", np.trunc, _zero_vjp, "d trunc(a)/da = 0 (a step function)",
