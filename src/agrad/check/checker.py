@@ -24,7 +24,7 @@ from .complex_step import complex_step
 from .cotangents import cotangent_test, mark, nondet_tol
 from .diagnosis import diagnose
 from .directions import subgradient_tests
-from .flat import doubt_rounded, doubt_row_rounded, pass_flat
+from .flat import bound_still, doubt_rounded, doubt_row_rounded, pass_flat
 from .ladder import ladder
 from .noise import element_noise
 from .numeric import default_eps, differences
@@ -286,6 +286,7 @@ def numeric_jacobian(
         result.merge(rest, climbed)
         result.evaluations += probes
         refine_straddled_kinks(var, f0, result, accuracy, claim, noise)
+        result.evaluations += bound_still(var, f0, result)
     return result
 
 
