@@ -233,6 +233,8 @@ def _undecided(report, var, f0, options, i, j, where, count, a, n, reason) -> Di
         "kinks",
     }
     text = texts.get(reason, "no step decides")
+    if reason == INACCURATE:
+        text += _resolved(report, options)
     if reason in (INACCURATE, NOISE) and report.dtype != "float32" and _in_float32(f0):
         text += (
             " (f's values are float32 numbers: it computes in float32 inside, where no step "
@@ -244,6 +246,27 @@ def _undecided(report, var, f0, options, i, j, where, count, a, n, reason) -> Di
         f"undecided at {count} element(s), e.g. {where} (gradient {_g(a)}): "
         f"{text}; {options.advice('allow_undecided')}",
         {"reason": reason},
+    )
+
+
+def _resolved(report, options) -> str:
+    """What rtol the differences do resolve the undecided elements to, where every claim
+    agrees with them within their error and that is at most 1% of the element: a derivative
+    far smaller than its output (a saturated tanh unit's 3e-8 beside tanh ≈ 1) is resolved
+    to its output's rounding over the step only, and a looser rtol, said aloud, decides it."""
+    mask = (report.verdicts == UNDECIDED) & (report.reasons == INACCURATE)
+    with np.errstate(all="ignore"):
+        size = np.maximum(np.abs(report.numeric[mask]), np.abs(report.analytic[mask]))
+        agree = np.abs(report.analytic[mask] - report.numeric[mask]) <= report.error[mask]
+        needed = float(np.max(report.error[mask] / size, initial=0.0))
+    if not (agree.all() and 0.0 < needed <= 1e-2):
+        return ""
+    rtol = float(f"{2 * needed:.0e}")
+    return (
+        f" (the claims agree with them to within that; they resolve these elements to "
+        f"{needed:.1g} of themselves, as an output's rounding over the step allows when its "
+        f"derivative is far smaller than it, a saturated unit's: "
+        f"{options.advice('rtol').format(f'{rtol:g}')} decides them)"
     )
 
 

@@ -163,6 +163,7 @@ ADVICE: dict[str, tuple[str, str, str, str]] = {
         f"use fast_mode=True {_FAST}, or smaller inputs",
     ),
     "fast": ("--fast", "fast = true", "fast=True", "fast_mode=True"),
+    "rtol": ("--rtol {}", "rtol = {}", "rtol={}", "rtol={}"),
     "method complex": (
         "--method complex",
         'method = "complex"',
