@@ -543,3 +543,14 @@ def test_several_inputs_and_outputs_and_a_0d_input_as_in_pytorch(scale, fast):
     target = AgradCallableTarget(make(agrad, False), (a, b))
     target.function("input 0")
     assert target._replay[0] is not None
+
+
+def test_no_input_requiring_grad_raises_pytorchs_value_error():
+    torch = pytest.importorskip("torch")
+    texts = []
+    for lib in (torch, agrad):
+        x = lib.zeros(2, dtype=lib.float64)
+        with pytest.raises(ValueError) as raised:
+            lib.autograd.gradcheck(lambda a: a * 2, (x,))
+        texts.append(str(raised.value))
+    assert texts[0] == texts[1]

@@ -245,6 +245,17 @@ def test_golden_tolerance_per_suite_and_per_case(cli, tmp_path):
     assert code == 0 and report["cases"][0]["golden"] == "off"
 
 
+@pytest.mark.parametrize("table", ["rtol = inf", "atol = inf", "rtol = 1e-5\natol = inf"])
+def test_an_infinite_golden_tolerance_is_refused(cli, tmp_path, table):
+    # (it would let any drift pass, silently: QA round 21)
+    suite = write(tmp_path, LINREG, head=f"[golden]\n{table}\n\n")
+    result = cli(["check", "--suite", suite])
+    assert result.code == 2
+    lines = [line for line in result.err.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "= inf" in lines[0]
+    assert "golden = false" in lines[0]
+
+
 def test_require_golden_and_ci(cli, tmp_path, monkeypatch):
     suite = write(tmp_path, LINREG)
     assert run_json(cli, "--suite", suite)[1]["cases"][0]["golden"] == "missing"  # exit 0

@@ -58,7 +58,7 @@ def gradcheck(
     if not any(isinstance(x, Tensor) and x.requires_grad for x in inputs):
         raise ValueError(
             "gradcheck expects at least one input tensor to require gradient, but none of "
-            "the them have requires_grad=True."
+            "them have requires_grad=True."
         )
     if not check_backward_ad:  # (nothing left to check: PyTorch refuses, never passes)
         raise AssertionError(

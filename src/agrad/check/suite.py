@@ -137,6 +137,11 @@ def _tolerance(table: Any, base: golden.Tolerance, where: str) -> golden.Toleran
         value = table.get(key, getattr(base, key))
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
             raise AgradValueError(f"{where}: {key} must be a number >= 0, got {value!r}")
+        if value == float("inf"):  # (it would pass every drift, silently: QA round 21)
+            raise AgradValueError(
+                f"{where}: {key} = inf would let any drift pass; give a finite tolerance, "
+                "or golden = false for a case whose values are not to be compared"
+            )
         values[key] = float(value)
     return golden.Tolerance(**values)
 
