@@ -48,3 +48,26 @@ def test_a_float32_backward_not_linear_in_grad_output_fails(backward_of):
     sin = _sin_with(backward_of)
     with pytest.raises(GradcheckError, match="grad_output"):
         agrad.autograd.gradcheck(lambda v: 0.5 * sin(v), (X,))
+
+
+@pytest.mark.parametrize("bend", [1e-4, 1e-3])
+def test_a_float32_backward_slightly_nonlinear_in_grad_output_fails(bend):
+    """2a·g·(1 + bend·(g² - 1)) in float32: exact for g = ±1, the cotangents a Jacobian is
+    built from, and 2x too large for a loss times 100 (bend 1e-4). float32's allowance was
+    its eps's square root, 3.5e-4 of the whole, and passed it (QA round 22); it is 64 ulps."""
+
+    class Sq(agrad.autograd.Function):
+        @staticmethod
+        def forward(ctx, a):
+            ctx.save_for_backward(a)
+            return a * a
+
+        @staticmethod
+        def backward(ctx, g):
+            (a,) = ctx.saved_tensors
+            g32 = g.float()
+            return (2 * a.float() * g32 * (1 + bend * (g32 * g32 - 1))).double()
+
+    for fn in (lambda v: Sq.apply(v).sum(), Sq.apply):
+        with pytest.raises(GradcheckError, match="grad_output"):
+            agrad.autograd.gradcheck(fn, (X,))

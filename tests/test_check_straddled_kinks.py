@@ -13,7 +13,10 @@ the wrong ones; the kink at 0 itself stays a kink.
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
+
+from agrad.check import check_numpy
 
 TINY = ["1e-30", "-1e-30", "1e-20", "-1e-15", "3e-14", "-3e-14", "1e-13", "5e-300"]
 KINKED = ["relu(x)", "abs(x)", "clamp(x, 0)", "maximum(x, 0*x)", "relu(x) - 0.1*relu(-x)"]
@@ -86,3 +89,18 @@ def test_where_f_cannot_see_such_steps_the_kink_stays(check_json):
     report = check_json("sum(1 + relu(x))", "--wrt", "x", "--set", "x=[1e-30]")
     assert report["ok"]
     assert report["variables"]["x"]["counts"]["kink"] == 1
+
+
+@pytest.mark.parametrize("near", [1e-15, 1e-12, -1e-13])
+@pytest.mark.parametrize("fn", ["max", "relu-sum"])
+def test_a_tie_closer_than_the_samples_does_not_certify_a_split(near, fn):
+    """max(x0, x1) at [near, 0]: x0 > x1 or x1 > x0 there, so the gradient is one-hot, but
+    the samples around the point (at 6e-5) see the tie's pieces, and their hull certified
+    the split [0.5, 0.5] (QA round 22). The axis derivative decided at steps finer than
+    |x0| stands. relu(x0 - x1) + x1 is max(x0, x1) too."""
+    f = {"max": lambda b: max(b[0], b[1]),
+         "relu-sum": lambda b: max(b[0] - b[1], 0.0) + b[1]}[fn]  # fmt: skip
+    x = np.array([near, 0.0])
+    truth = np.array([1.0, 0.0]) if near > 0 else np.array([0.0, 1.0])
+    assert check_numpy(f, lambda b: truth, {"b": x}).ok
+    assert not check_numpy(f, lambda b: np.array([0.5, 0.5]), {"b": x}).ok

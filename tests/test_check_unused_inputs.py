@@ -52,3 +52,14 @@ def test_a_gradient_below_the_rounding_of_a_large_constant_is_not_bounded_to_zer
         return float(1e12 + 1e-3 * np.sum(w))
 
     assert not _check(f, lambda w: np.zeros_like(w), w=[0.3, -0.2]).ok
+
+
+def test_a_float32_function_flat_at_every_probe_is_not_bounded_by_float64s_ulp():
+    # 1e4 + 1e-4·w computed in float32: 1e-4·w is below half float32's ulp of 1e4 (4.9e-4)
+    # at every step up to 1, so f never moves; float64's ulp(f)/2h bounded the truth, 1e-4,
+    # to 9e-13, and a claim of 0 passed (QA round 22)
+    def f(w):
+        return float(np.float32(1e4) + np.float32(1e-4) * np.float32(w[0]))
+
+    report = _check(f, lambda w: np.zeros(1), w=[0.5])
+    assert not report.ok

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from . import steps as S
 from .labels import index_label
 from .report import Diagnosis
 from .taylor import taylor
@@ -235,7 +236,7 @@ def _undecided(report, var, f0, options, i, j, where, count, a, n, reason) -> Di
     text = texts.get(reason, "no step decides")
     if reason == INACCURATE:
         text += _resolved(report, options)
-    if reason in (INACCURATE, NOISE) and report.dtype != "float32" and _in_float32(f0):
+    if reason in (INACCURATE, NOISE) and report.dtype != "float32" and S.in_float32(f0):
         text += (
             " (f's values are float32 numbers: it computes in float32 inside, where no step "
             "resolves a derivative to float64's tolerance; check a float64 version of f, "
@@ -268,16 +269,6 @@ def _resolved(report, options) -> str:
         f"derivative is far smaller than it, a saturated unit's: "
         f"{options.advice('rtol').format(f'{rtol:g}')} decides them)"
     )
-
-
-def _in_float32(f0: np.ndarray) -> bool:
-    """Whether every value of f is a float32 number that is not a small integer or zero
-    (those are float32 numbers whatever f computes in)."""
-    values = np.asarray(f0, dtype=np.float64).reshape(-1)
-    with np.errstate(all="ignore"):
-        same = values.astype(np.float32).astype(np.float64) == values
-    telling = np.isfinite(values) & (values != np.round(values))
-    return bool(telling.any() and same[telling].all())
 
 
 def _cotangent(report, var, f0, options, i, j, where, count, a, n) -> Diagnosis:

@@ -60,6 +60,9 @@ class Numeric:
     # can do (the ladder's second level); an error estimate within it is as good as it gets.
     resolution: np.ndarray | None = None
     evaluations: int = 0
+    # (E,): decided by a ladder from |x_j|/2, finer than the steps that saw a kink or jump
+    # there (`straddled`): more local than any sample around the point (see `directions`)
+    refined: np.ndarray | None = None
     # Per level of the ladder, for the elements still active then: kept for explanations.
     trace: list = field(default_factory=list)
 
@@ -162,3 +165,15 @@ def quotient(up, down, hp, hm, spread=0.0):
     rounded to half an ulp, with a factor 2 to spare (and off by f's measured ``spread``)."""
     rounding = 2 * EPS * (np.abs(up) + np.abs(down)) + 2 * spread
     return (up - down) / (hp + hm), rounding / (hp + hm)
+
+
+def in_float32(values: np.ndarray, whole: bool = False) -> bool:
+    """Whether every finite value is a float32 number and, unless ``whole``, one of them is
+    not a whole number (whole numbers are float32 numbers whatever computes them): f or a
+    backward that computes in float32 inside, whose rounding is float32's. (``whole``: where
+    taking float64's rounding for float32's would pass a wrong claim.)"""
+    values = np.asarray(values, dtype=np.float64).reshape(-1)
+    finite = values[np.isfinite(values)]
+    with np.errstate(all="ignore"):
+        same = finite.astype(np.float32).astype(np.float64) == finite
+    return bool(same.all() and (whole or np.any(finite != np.round(finite))))

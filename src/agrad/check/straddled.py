@@ -71,3 +71,6 @@ def refine_straddled_kinks(
     if not take.any():
         return
     numeric.adopt(columns, finer, take)
+    if numeric.refined is None:
+        numeric.refined = np.zeros(numeric.estimate.shape[1], dtype=bool)
+    numeric.refined[columns[take.any(axis=0)]] = True
