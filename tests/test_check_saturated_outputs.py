@@ -10,6 +10,7 @@ import re
 import numpy as np
 
 from agrad.check import check_numpy
+from agrad.check.verdict import FAIL
 
 W = np.array([[3.0, -2.0, 4.0], [0.5, 0.2, -0.1], [-5.0, 1.0, 2.0]])
 X = np.array([1.5, -1.0, 0.8])  # W @ X = [9.7, 0.47, -6.9]
@@ -52,3 +53,32 @@ def test_no_rtol_is_suggested_where_the_claim_disagrees():
     variable = report.variables["x"]
     assert variable.verdict == "undecided"
     assert "decides them" not in variable.diagnosis.message
+
+
+def test_a_log_softmax_jacobian_with_a_dominant_logit_never_fails_right_claims():
+    """log_softmax(z) with z spread ±40: the dominant output is -8e-9, computed as
+    z_k - logsumexp(z) at the size of z, and its derivative along a small logit, -s_j =
+    -5e-20, lies below that rounding; the differences give exactly 0, and the right claim
+    failed as a wrong rule (QA round 22). J = I - softmax(z), by hand."""
+    z = np.array([-12.1, 3.3, -20.0, -31.2, 0.5, 14.1])
+
+    def log_softmax(z):
+        v = z
+        top = v.max()
+        return v - top - np.log(np.sum(np.exp(v - top)))
+
+    def jacobian(z):
+        v = z
+        s = np.exp(v - v.max())
+        s /= s.sum()
+        return np.eye(v.size) - s[None, :]
+
+    report = check_numpy(log_softmax, jacobian, {"z": z})
+    assert (report.variables["z"].verdicts != FAIL).all()
+
+    def off(z):
+        j = jacobian(z)
+        j[0, 0] *= 1.01
+        return j
+
+    assert check_numpy(log_softmax, off, {"z": z}).variables["z"].verdict == "fail"

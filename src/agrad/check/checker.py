@@ -24,7 +24,13 @@ from .complex_step import complex_step
 from .cotangents import cotangent_test, mark, nondet_tol
 from .diagnosis import diagnose
 from .directions import subgradient_tests
-from .flat import bound_still, doubt_rounded, doubt_row_rounded, pass_flat
+from .flat import (
+    bound_still,
+    doubt_rounded,
+    doubt_row_rounded,
+    doubt_shared_rounding,
+    pass_flat,
+)
 from .ladder import ladder
 from .noise import element_noise
 from .numeric import default_eps, differences
@@ -192,6 +198,8 @@ def _compare(target, name, var, options, rng, claim) -> VariableReport:
     if exact is not None and exact.any():
         evaluations += pass_flat(var, f0, claim, compared, exact, tau, verdicts, reasons)
         doubt_rounded(f0, claim, compared, exact, verdicts, reasons)
+    if estimate is None and f0.size > 1:
+        doubt_shared_rounding(f0, claim, numeric, verdicts, reasons)
     if tol.atol is None:  # (a user's own atol says what rounding to allow)
         doubt_row_rounded(
             claim,

@@ -112,3 +112,24 @@ def bound_still(var, f0, numeric) -> int:
         bound = np.spacing(size).astype(np.float64) / (2.0 * scale[flat][None, :])  # (m, k)
         numeric.error[:, cols] = np.minimum(numeric.error[:, cols], bound)
     return 2 * COARSE.size * int(flat.size)
+
+
+def doubt_shared_rounding(f0, claim, numeric, verdicts, reasons) -> None:
+    """A "wrong rule" for an output much smaller than the others that did not move along the
+    element, off the differences' exact 0 by no more than the largest output's rounding over
+    the step: outputs may share intermediates
+    and round at their size (log_softmax's output 8e-9 is z_5 - logsumexp(z) with z ≈ 40,
+    quantized at 7e-15), while the ladder's error model takes each output's own |f|, and its
+    exact 0 for a derivative of 5e-20 failed a right claim, QA round 22). Undecided."""
+    size = rounding_size(np.asarray(f0, dtype=np.float64).reshape(-1))[:, None]
+    own = np.abs(np.asarray(f0, dtype=np.float64).reshape(-1))[:, None]
+    step = np.where(numeric.step > 0, numeric.step, np.inf)[None, :]
+    with np.errstate(all="ignore"):
+        shared = 4.0 * S.EPS * size / step
+        near = np.abs(claim - numeric.estimate) <= shared + numeric.error
+    # (only where the output did not move at all along the element: where it moves, the
+    # differences see it, and outputs computed apart, a Hessian's rows 2·x0 beside exp(x2)
+    # at 33, must not take the largest's rounding, QA round 16)
+    still = numeric.estimate == 0
+    doubt = (verdicts == FAIL) & (reasons == RULE) & near & still & (size > 64.0 * own)
+    verdicts[doubt], reasons[doubt] = UNDECIDED, INACCURATE
