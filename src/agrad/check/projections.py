@@ -116,7 +116,9 @@ def _project_rows(target, name, var, options, f0, v, rng) -> VariableReport:
     rows from one VJP an output, the numeric side from the same evaluations of f."""
     m = f0.size
     rows = np.stack([target.vjp(name, np.eye(m)[i]) for i in range(m)])  # the claimed J
-    report = _compare(target, name, var, options, rows @ v.T, f0, f0, f0, v, out_shape=(m,))
+    shape = tuple(target.output_shape(name))  # (an output (3, 3) is named (0, 2), not (2,))
+    shape = shape if int(np.prod(shape)) == m else (m,)
+    report = _compare(target, name, var, options, rows @ v.T, f0, f0, f0, v, out_shape=shape)
     _test_cotangents(report, target, name, rows, None, rng, var, f0, options)
     return report
 
