@@ -251,17 +251,21 @@ def gradgradcheck(
               for v in _as_tuple(grad_outputs)]  # fmt: skip
     count = len(inputs)
 
-    def first_derivative(*args: Any) -> tuple:
-        ins, cotangents = args[:count], list(args[count:])
-        every = _as_tuple(func(*ins))
+    def vjp(ins: tuple, cotangents: list, create_graph: bool) -> tuple:
+        with set_grad_enabled(True):
+            every = _as_tuple(func(*ins))
         outs = [every[i] for i in kept]
         wanted = [a for a in ins if isinstance(a, Tensor) and a.requires_grad]
-        gs = grad(list(outs), wanted, grad_outputs=cotangents, create_graph=True,
+        gs = grad(outs, wanted, grad_outputs=cotangents, create_graph=create_graph,
                   allow_unused=True)  # fmt: skip
         return tuple(wrap(np.zeros_like(w._array)) if g is None else g
                      for w, g in zip(wanted, gs, strict=True))  # fmt: skip
 
-    problem = _paths_problem(first_derivative, inputs, vs, kept, func)
+    def first_derivative(*args: Any) -> tuple:
+        return vjp(args[:count], list(args[count:]), True)
+
+    plain = vjp(inputs, [wrap(v._array) for v in vs], False)
+    problem = _paths_problem(first_derivative(*inputs, *vs), plain)
     if problem is not None:
         if not raise_exception:
             return False
@@ -284,22 +288,15 @@ def gradgradcheck(
 PATHS_RTOL = 1e-7  # (the two paths may round differently: a formula written twice)
 
 
-def _paths_problem(first_derivative, inputs, vs, kept, func) -> str | None:
+def _paths_problem(recorded: tuple, plain: tuple) -> str | None:
     """The first derivative as create_graph=True records it against the plain backward's.
     A backward may take another path while grad mode is on (a custom Function testing
     torch.is_grad_enabled()); gradgradcheck differentiates the recorded one on both sides,
     numerically and analytically, so a wrong one agrees with itself and passes, while the
     Hessians users get through create_graph are wrong (QA round 21: a factor 2 passed;
     PyTorch's gradgradcheck passes it too). One more backward compares the two."""
-    recorded = first_derivative(*inputs, *vs)
-    wanted = [a for a in inputs if isinstance(a, Tensor) and a.requires_grad]
-    with set_grad_enabled(True):
-        every = _as_tuple(func(*inputs))
-    plain = grad([every[i] for i in kept], wanted, grad_outputs=[wrap(v._array) for v in vs],
-                 allow_unused=True)  # fmt: skip
     for k, (r, q) in enumerate(zip(recorded, plain, strict=True)):
-        a = r._array
-        b = np.zeros_like(a) if q is None else q._array
+        a, b = r._array, q._array
         scale = max(float(np.max(np.abs(a), initial=0.0)), float(np.max(np.abs(b), initial=0.0)))
         if not np.allclose(a, b, rtol=PATHS_RTOL, atol=PATHS_RTOL * scale + 1e-300):
             j = int(np.argmax(np.abs(a - b)))

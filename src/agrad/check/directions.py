@@ -70,9 +70,7 @@ def subgradient_tests(var, f0, claim, numeric, tau, verdicts, reasons, rng):
     columns = np.arange(var.size) if every else np.nonzero(kinked[rows].any(axis=0))[0]
     hull = certify(var, f0, claim, tau, columns, rows, numeric, rng)
     certified = rows[hull.certified[rows]]
-    settled = close[certified] | outside[certified]
-    verdicts[certified] = np.where(settled, KINK, verdicts[certified])
-    reasons[certified] = np.where(settled, 0, reasons[certified])
+    _settle(certified, close | outside, verdicts, reasons)
     rows = rows[~hull.certified[rows]]
     if not rows.size:
         return [], hull.evaluations, certified.tolist()
@@ -114,9 +112,7 @@ def subgradient_tests(var, f0, claim, numeric, tau, verdicts, reasons, rng):
         evaluations += again.evaluations
         late = failing[again.certified[failing]]
         if late.size:
-            settled = close[late] | outside[late]
-            verdicts[late] = np.where(settled, KINK, verdicts[late])
-            reasons[late] = np.where(settled, 0, reasons[late])
+            _settle(late, close | outside, verdicts, reasons)
             certified = np.concatenate([certified, late])
             rows = rows[~np.isin(rows, late)]
             tests = [t for t in tests if t.output_index not in late]
@@ -131,6 +127,14 @@ def subgradient_tests(var, f0, claim, numeric, tau, verdicts, reasons, rng):
             verdicts[row, bad] = UNDECIDED
             reasons[row, bad] = SEVERAL_KINKS
     return tests, evaluations, sorted(certified.tolist())
+
+
+def _settle(rows, doubted, verdicts, reasons) -> None:
+    """Certified rows: their elements whose kink or axis derivative was in doubt are kinks
+    with a valid subgradient (the others keep their verdicts)."""
+    settled = doubted[rows]
+    verdicts[rows] = np.where(settled, KINK, verdicts[rows])
+    reasons[rows] = np.where(settled, 0, reasons[rows])
 
 
 def _moved_rounding(claim, numeric, x, directions) -> np.ndarray:

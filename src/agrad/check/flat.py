@@ -1,4 +1,6 @@
-"""Points where f does not move at all in float64: a claim of rounding size is right."""
+"""Verdicts at rounding level: points where f does not move at all in float64 (a claim of
+rounding size is right there), and claims off by no more than some rounding, which are
+undecided rather than failed."""
 
 from __future__ import annotations
 
@@ -97,21 +99,22 @@ def bound_still(var, f0, numeric) -> int:
         return 0
     f = np.asarray(f0, dtype=np.float64).reshape(-1)[:, None]
     along = var.along_coordinates()
-    scale = S.element_scale(var.base.reshape(-1))[cols]
-    flat = np.ones(cols.size, dtype=bool)
-    for fraction in COARSE:
-        h = fraction * scale
+    scale = S.element_scale(var.base.reshape(-1))
+    evaluations = 0
+    for fraction in COARSE:  # (an element that moves is probed no further)
+        h = fraction * scale[cols]
         with np.errstate(all="ignore"):
             up, down = along(cols, h), along(cols, -h)
-        flat &= np.all((up == f) & (down == f), axis=0)
-    cols = cols[flat]
-    if cols.size:
-        # (f computed in float32 inside rounds to float32's spacing: 1e4 + 1e-4·w in float32
-        # does not move at h = 1 and passed a claim of 0, QA round 22)
-        size = np.abs(f).astype(np.float32) if S.in_float32(f, whole=True) else np.abs(f)
-        bound = np.spacing(size).astype(np.float64) / (2.0 * scale[flat][None, :])  # (m, k)
-        numeric.error[:, cols] = np.minimum(numeric.error[:, cols], bound)
-    return 2 * COARSE.size * int(flat.size)
+        evaluations += 2 * cols.size
+        cols = cols[np.all((up == f) & (down == f), axis=0)]
+        if not cols.size:
+            return evaluations
+    # (f computed in float32 inside rounds to float32's spacing: 1e4 + 1e-4·w in float32
+    # does not move at h = 1 and passed a claim of 0, QA round 22)
+    size = np.abs(f).astype(np.float32) if S.in_float32(f, whole=True) else np.abs(f)
+    bound = np.spacing(size).astype(np.float64) / (2.0 * scale[cols][None, :])  # (m, k)
+    numeric.error[:, cols] = np.minimum(numeric.error[:, cols], bound)
+    return evaluations
 
 
 def doubt_shared_rounding(f0, claim, numeric, verdicts, reasons) -> None:

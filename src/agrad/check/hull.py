@@ -30,10 +30,10 @@ ACCURACY = 1e-6
 # divided by the number of columns, at least MIN_PAIRS (a thin piece between two kinks is
 # found by chance; in few dimensions samples are cheap)
 PAIRS, MIN_PAIRS = 128, 6
-# ... and as many as this many evaluations buy before a claim fails along a direction
-# (`directions`): a direction is a proof only where f is convex or concave along it, and a
-# valid claim the first samples could not place (a piece they missed) failed in 2.8% of QA
-# round 19's random maxima (each sample costs 12 evaluations a column, and 10)
+# ... and as many as this many evaluations buy (see `_sample_cost`) before a claim fails
+# along a direction (`directions`): a direction is a proof only where f is convex or
+# concave along it, and a valid claim the first samples could not place (a piece they
+# missed) failed in 2.8% of QA round 19's random maxima
 AGAIN = 20_000
 GUIDED = 8  # at most this many rows get a pattern from their own claim's sides
 STEER = 0.05  # samples this rough (of the row's scale) steer the search
@@ -82,10 +82,11 @@ def certify(var, f0, claim, tau, columns, rows, numeric, rng, again: bool = Fals
         for i in rows:
             separating[int(i)] = _distinct(_own(claim[i], numeric, i, columns), columns, n, rng)
         return Hull(certified, separating, 0, inside, outside)
-    total = AGAIN * columns.size // (24 * columns.size + 20) if again else PAIRS
-    around, pairs = _patterns(claim, numeric, columns, rows, rng, total)
+    c = columns.size
+    pairs = max(MIN_PAIRS, AGAIN // (2 * _sample_cost(c)) if again else PAIRS // c)
+    around = _patterns(claim, numeric, columns, rows, rng, pairs)
     near, error, taken = _sample(var, f0, columns, around * radius)
-    # The rounds stop beyond this (12 evaluations per column a sample). Counted beyond the
+    # The rounds stop beyond this (see `_sample_cost`). Counted beyond the
     # first samples: in 2 columns those cost 4,400 evaluations, and a budget that counted
     # them left no round, so a claim 0.4% outside the hull was never tested along the
     # direction separating it (QA round 19's fuzzer).
@@ -273,7 +274,13 @@ def _kept(points: np.ndarray, error: np.ndarray, width: np.ndarray) -> np.ndarra
     return points[np.all(np.isfinite(points) & (error <= width), axis=1)]
 
 
-def _patterns(claim, numeric, columns, rows, rng, total) -> tuple[np.ndarray, int]:
+def _sample_cost(c: int) -> int:
+    """Evaluations of f one sample takes over ``c`` columns (`_sample`): three radii, two
+    steps each, a central difference per column; then the ray's chords."""
+    return 3 * 2 * 2 * c + RAY
+
+
+def _patterns(claim, numeric, columns, rows, rng, pairs) -> np.ndarray:
     """Points around x (K, c), in units of the radius: one per row (up to GUIDED) on the
     side of each kink its claim takes (its left or right one-sided derivative: relu'(0) = 0
     is the piece below, so PyTorch's gradient is a piece's), then random ones, then their
@@ -287,9 +294,8 @@ def _patterns(claim, numeric, columns, rows, rng, total) -> tuple[np.ndarray, in
             toward = np.nan_to_num(np.sign(np.abs(g - lo) - np.abs(g - hi)))  # +1: right
         toward[toward == 0] = rng.choice([-1.0, 1.0], size=int(np.sum(toward == 0)))
         guided.append(toward * rng.uniform(0.5, 1.0, c))
-    pairs = max(MIN_PAIRS, total // c)
     random = rng.choice([-1.0, 1.0], size=(pairs, c)) * rng.uniform(0.05, 1.0, (pairs, c))
-    return np.concatenate([np.array(guided).reshape(-1, c), random, -random]), pairs
+    return np.concatenate([np.array(guided).reshape(-1, c), random, -random])
 
 
 def _gradients(var, columns, offsets, step) -> tuple[np.ndarray, np.ndarray, int]:

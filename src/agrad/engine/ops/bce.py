@@ -32,9 +32,9 @@ import numpy as np
 
 from ...errors import AgradShapeError, AgradValueError, AgradValueRuntimeError
 from .core import INPUTS, Case, Op, batch_of, raw, register, special
+from .losses import REDUCTIONS, check_reduction
 from .windows import checked, each_point
 
-REDUCTIONS = ("none", "mean", "sum")
 EPSILON = float(np.float32(1e-12))  # PyTorch's kernel: `constexpr float EPSILON = 1e-12`
 EPSILON_2 = 1e-12  # its double-backward formulas: a double
 
@@ -82,10 +82,7 @@ def _vjp(ns, g, out, x, t, weight=None, reduction="mean", needs=(True, True)):
 
 
 def _shape(shape, target, weight=None, reduction="mean"):
-    if reduction not in REDUCTIONS:
-        raise AgradValueError(
-            f"{reduction} is not a valid value for reduction ('none', 'mean', 'sum')"
-        )
+    check_reduction(reduction)
     if tuple(target) != tuple(shape):
         raise AgradShapeError(
             f"Using a target size ({list(target)}) that is different to the input size "

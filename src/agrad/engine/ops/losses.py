@@ -192,11 +192,16 @@ def _bce_vjp(ns, g, out, x, t, weight=None, pos_weight=None, reduction="mean"):
     return gx, g * w * dt
 
 
-def _bce_shape(shape, target, weight=None, pos_weight=None, reduction="mean"):
+def check_reduction(reduction: str) -> None:
+    """PyTorch's error for a reduction other than 'none', 'mean' or 'sum'."""
     if reduction not in REDUCTIONS:
         raise AgradValueError(
             f"{reduction} is not a valid value for reduction ('none', 'mean', 'sum')"
         )
+
+
+def _bce_shape(shape, target, weight=None, pos_weight=None, reduction="mean"):
+    check_reduction(reduction)
     if tuple(target) != tuple(shape):
         raise AgradShapeError(
             f"Target size ({list(target)}) must be the same as input size ({list(shape)})"
