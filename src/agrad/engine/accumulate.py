@@ -50,19 +50,25 @@ class _Leaves:
     for the requested inputs (grad). A leaf with hooks gets them called once, on the sum
     of everything that reached it (as PyTorch's AccumulateGrad), at the end of the pass."""
 
+    __slots__ = ("capture", "create_graph", "slots", "repeated", "found", "stored", "hooked")
+
     def __init__(self, inputs: Sequence[Tensor] | None, create_graph: bool) -> None:
-        self.capture = inputs is not None
         self.create_graph = create_graph
+        # (Only what the pass reads is made: this runs on every backward, small ones too.)
+        self.hooked: dict[int, tuple[Tensor, Any]] | None = None  # made by the first
+        self.stored: set[int] = set()  # arrays already handed to a tensor's .grad
+        self.capture = inputs is not None
         self.slots: dict[int, int] = {}
         self.repeated: list[tuple[int, int]] = []  # (index, its leaf's first index)
-        for i, t in enumerate(inputs or ()):  # (a loop: a comprehension costs a frame)
+        self.found: dict[int, Any] = {}
+        if inputs is None:
+            return
+        slots = self.slots
+        for i, t in enumerate(inputs):  # (a loop: a comprehension costs a frame)
             if t.grad_fn is None:
-                first = self.slots.setdefault(id(t), i)
+                first = slots.setdefault(id(t), i)
                 if first != i:  # the same leaf asked for twice gets its gradient twice
                     self.repeated.append((i, first))
-        self.found: dict[int, Any] = {}
-        self.stored: set[int] = set()  # arrays already handed to a tensor's .grad
-        self.hooked: dict[int, tuple[Tensor, Any]] = {}
 
     def deliver(self, leaf: Tensor, g: Any) -> None:
         if self.capture:
@@ -70,13 +76,16 @@ class _Leaves:
             if i is not None:
                 self.found[i] = self.found[i] + g if i in self.found else g
         elif leaf._hooks:
+            hooked = self.hooked
+            if hooked is None:
+                hooked = self.hooked = {}
             key = id(leaf)
-            self.hooked[key] = (leaf, self.hooked[key][1] + g if key in self.hooked else g)
+            hooked[key] = (leaf, hooked[key][1] + g if key in hooked else g)
         else:
             _accumulate(leaf, g, self.create_graph, self.stored)
 
     def finish(self) -> None:
-        for leaf, g in self.hooked.values():
+        for leaf, g in (self.hooked or {}).values():
             given = g
             g = _run_hooks(leaf._hooks or [], g, self.create_graph)
             if g is not given:  # a hook's own array: the caller may still hold it

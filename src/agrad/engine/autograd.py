@@ -20,7 +20,7 @@ from ..errors import AgradAutogradError
 from .accumulate import _accumulate, _arrive, _Leaves, _per_output, _run_hooks
 from .backward_step import _fitted, _node_vjp
 from .grad_mode import STATE
-from .graph_order import _prune, _topological
+from .graph_order import _chain, _prune, _prune_chain, _topological
 from .namespaces import GRAPH, NUMPY
 from .node import Node
 from .tensor import WRITES, Tensor, wrap
@@ -134,9 +134,14 @@ def run_backward(
             else:
                 _arrive(pending, key, out._output_nr, g)
             roots.append(key)
-    order = _topological(roots)
-    if capture:
-        order = _prune(order, node_slot, sink.slots)  # (keyed by id: membership is all it reads)
+    order = _chain(roots[0]) if len(roots) == 1 else None
+    if order is not None:
+        if capture:
+            order = _prune_chain(order, node_slot, sink.slots)
+    else:
+        order = _topological(roots)
+        if capture:  # (keyed by id: membership is all it reads)
+            order = _prune(order, node_slot, sink.slots)
     hooks = GRAPH_HOOKS[0]
     step = _node_vjp if hooks is None else hooks.begin(inputs)
 
@@ -176,11 +181,14 @@ def run_backward(
                             gi = _fitted(ns, gi, data, g, batch)
                 else:
                     n0, n1 = node.n0, node.n1
-                    if op.needs_mask:
+                    if op.needs_mask:  # (no ** unless there are parameters: a call costs less)
                         wanted = (n0 is not None, n1 is not None)
-                        g0, g1 = op.vjp(
-                            ns, g, node.out, node.a0, node.a1, needs=wanted, **node.params
-                        )
+                        if node.params:
+                            g0, g1 = op.vjp(
+                                ns, g, node.out, node.a0, node.a1, needs=wanted, **node.params
+                            )
+                        else:
+                            g0, g1 = op.vjp(ns, g, node.out, node.a0, node.a1, needs=wanted)
                     elif node.params:
                         g0, g1 = op.vjp(ns, g, node.out, node.a0, node.a1, **node.params)
                     else:

@@ -23,6 +23,9 @@ def _prepare(inputs: Any, create_graph: bool = False) -> tuple[tuple[Tensor, ...
     """The inputs as tensors to differentiate with respect to: fresh leaves, or with
     ``create_graph`` (and an input that requires grad) a copy still connected to the
     caller's tensor, so the result can be differentiated further — as PyTorch does."""
+    if type(inputs) is Tensor and not create_graph:  # (the common call: one tensor)
+        array = inputs._array
+        return (wrap(array, array.dtype.kind in "fc"),), False
     is_tuple = isinstance(inputs, (tuple, list))
     items = tuple(inputs) if is_tuple else (inputs,)
     prepared = []
@@ -57,6 +60,8 @@ def _outputs(func: Callable, inputs: tuple[Tensor, ...]) -> tuple[tuple[Tensor, 
         out = func(*inputs)
     finally:
         STATE.enabled = enabled
+    if type(out) is Tensor:
+        return (out,), False
     is_tuple = isinstance(out, (tuple, list))
     return (tuple(out) if is_tuple else (out,)), is_tuple
 
@@ -85,8 +90,12 @@ def batched_jacobian(
     for x, g in zip(inputs, grads, strict=True):  # type: ignore[arg-type]
         if g is None:
             result.append(None)
-        else:  # (the arrays' shapes: plain tuples, cheaper to add than Size objects)
-            shaped = g.reshape(out._array.shape + x._array.shape)
+            continue
+        shape = out._array.shape + x._array.shape  # (plain tuples: cheaper than Size objects)
+        if type(g) is np.ndarray:
+            result.append(wrap(g if g.shape == shape else g.reshape(shape)))
+        else:  # a tensor (create_graph), or a NumPy scalar
+            shaped = g.reshape(shape)
             result.append(shaped if isinstance(shaped, Tensor) else wrap(np.asarray(shaped)))
     return result
 

@@ -13,6 +13,33 @@ from .tensor import Tensor
 _FINISHED = object()  # on the stack of `_topological`: the node below it is finished
 
 
+def _chain(root: Node) -> list[Node] | None:
+    """The order of a graph that is a chain from ``root`` (every node has at most one
+    producer that is a node: a layer, a loss, most Jacobians' functions), else None.
+
+    A chain's order is its path, which `_topological` would also give, found without the
+    search's set and stack: on small graphs those cost more than the nodes' own steps."""
+    order = [root]
+    emit = order.append
+    node = root
+    while True:
+        arity = node.arity
+        if arity == 1:
+            down = node.n0
+        elif arity == 2:
+            down, other = node.n0, node.n1
+            if down is None or type(down) is Tensor:
+                down = other
+            elif other is not None and type(other) is not Tensor:
+                return None  # two producers: not a chain
+        else:
+            return None
+        if down is None or type(down) is Tensor:
+            return order
+        emit(down)
+        node = down
+
+
 def _topological(roots: list[Node]) -> list[Node]:
     """Nodes reachable from ``roots``, each after every node that consumes it.
 
@@ -61,6 +88,27 @@ def _topological(roots: list[Node]) -> list[Node]:
             node = down
     order.reverse()
     return order
+
+
+def _prune_chain(
+    order: list[Node], wanted_nodes: Container[int], wanted_leaves: Container[int]
+) -> list[Node]:
+    """`_prune` of a chain (`_chain`'s order): the path down to its last node that is
+    wanted or has a wanted leaf as an operand, since each node reaches only those below it."""
+    for last in range(len(order) - 1, -1, -1):
+        node = order[last]
+        if id(node) in wanted_nodes:
+            break
+        leaf = node.n0
+        if type(leaf) is Tensor and id(leaf) in wanted_leaves:
+            break
+        if node.arity == 2:
+            leaf = node.n1
+            if type(leaf) is Tensor and id(leaf) in wanted_leaves:
+                break
+    else:
+        return []
+    return order if last == len(order) - 1 else order[: last + 1]
 
 
 def _prune(

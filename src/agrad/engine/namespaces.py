@@ -21,22 +21,25 @@ from .args import first
 from .ops.core import TABLE, Op, apply
 
 
-class Namespace:
-    """A module's functions, then the op table's (looked up once, then cached)."""
+def namespace(module: ModuleType, from_op: Callable[[Op], Callable[..., Any]]) -> ModuleType:
+    """A module's functions, then the op table's (looked up once, then cached).
 
-    def __init__(self, module: ModuleType, from_op: Callable[[Op], Callable[..., Any]]) -> None:
-        self._module = module
-        self._from_op = from_op
+    A module object rather than a class with ``__getattr__``: a module's attributes are
+    read as plain dictionary lookups (a class's ``__getattr__`` slows every read, found or
+    not), and the VJP rules read one or more on every step of every backward pass."""
+    ns = ModuleType(f"{module.__name__}.namespace")
+    ns.__dict__.update({k: v for k, v in vars(module).items() if not k.startswith("__")})
 
-    def __getattr__(self, name: str) -> Any:
-        value = getattr(self._module, name, None)
-        if value is None:
-            op = TABLE.get(name)
-            if op is None:
-                raise AttributeError(f"no array function {name!r} (nor an op of that name)")
-            value = self._from_op(op)
-        setattr(self, name, value)  # later lookups are plain attribute reads
+    def __getattr__(name: str) -> Any:  # (a module's: only for names not yet defined)
+        op = TABLE.get(name)
+        if op is None:
+            raise AttributeError(f"no array function {name!r} (nor an op of that name)")
+        value = from_op(op)
+        setattr(ns, name, value)  # later lookups are plain attribute reads
         return value
+
+    ns.__dict__["__getattr__"] = __getattr__
+    return ns
 
 
 def recorded(op: Op) -> Callable[..., Any]:
@@ -58,5 +61,5 @@ def recorded(op: Op) -> Callable[..., Any]:
     return fn
 
 
-NUMPY = Namespace(kernels, lambda op: op.forward)
-GRAPH = Namespace(graph_namespace, recorded)
+NUMPY = namespace(kernels, lambda op: op.forward)
+GRAPH = namespace(graph_namespace, recorded)
