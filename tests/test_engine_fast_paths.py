@@ -168,6 +168,55 @@ def test_the_order_of_a_backward_pass_is_the_plain_searchs(steps):
     assert _topological(roots) == _plain_order(roots)
 
 
+def _is_chain(root):
+    """Every node below ``root`` has at most one producer that is a node (and one or two
+    operands): the graphs whose order `_chain` finds by walking the path."""
+    from agrad.engine.node import Node
+
+    node = root
+    while node is not None:
+        if len(node.next) not in (1, 2):
+            return False
+        producers = [c for c in node.next if isinstance(c, Node)]
+        if len(producers) > 1:
+            return False
+        node = producers[0] if producers else None
+    return True
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 7), st.integers(0, 99), st.integers(0, 99)),
+                min_size=1, max_size=30),
+       st.lists(st.integers(0, 99), max_size=3), st.integers(0, 3))  # fmt: skip
+def test_a_chains_order_and_pruning_are_the_searchs(steps, picks, leaves):
+    """`_chain` gives the plain search's order exactly when the graph is a chain (None
+    otherwise), and `_prune_chain` keeps what `_prune` keeps, for any wanted tensors."""
+    from agrad.engine.graph_order import _chain, _prune, _prune_chain
+
+    x = agrad.tensor([0.5, -1.0], requires_grad=True)
+    w = agrad.tensor([1.5, 2.0], requires_grad=True)
+    c = agrad.tensor([2.0, 3.0])
+    values = [x]
+    for kind, i, j in steps:  # mostly one-operand steps and constants: many chains
+        a = values[i % len(values)]
+        b = values[j % len(values)] if kind in (1, 3) else w if kind == 4 else c
+        values.append(_made(kind, a, b, c))
+    root = values[-1].grad_fn
+    if root is None:
+        return
+    order = _chain(root)
+    assert (order is not None) == _is_chain(root)
+    if order is None:
+        return
+    assert order == _plain_order([root])
+    nodes = [values[p % len(values)].grad_fn for p in picks]
+    wanted_nodes = {id(n) for n in nodes if n is not None}
+    wanted_leaves = {id(t) for k, t in enumerate((x, w)) if leaves >> k & 1}  # any subset
+    assert _prune_chain(order, wanted_nodes, wanted_leaves) == _prune(
+        order, wanted_nodes, wanted_leaves
+    )
+
+
 # ---- per-op shortcuts in the rules and kernels ---------------------------------------------
 
 
