@@ -33,6 +33,18 @@ def _as_tuple(x: Any) -> tuple:
     return tuple(x) if isinstance(x, (tuple, list)) else (x,)
 
 
+def _refuse_foreign(inputs: tuple, name: str) -> None:
+    """A PyTorch tensor among the inputs (``import torch`` beside ``import agrad``): say so,
+    rather than that none requires grad (QA round 23), and where PyTorch code is checked."""
+    for i, x in enumerate(inputs):
+        if not isinstance(x, Tensor) and type(x).__module__.split(".")[0] == "torch":
+            raise TypeError(
+                f"{name}: input {i} is a {type(x).__module__}.{type(x).__name__}, not an agrad "
+                f"tensor: agrad.autograd.{name} checks agrad code (make the inputs with "
+                "agrad.tensor); to check PyTorch code, run `agrad check --python FILE:FUNCTION`"
+            )
+
+
 def gradcheck(
     func: Callable[..., Any],
     inputs: Any,
@@ -55,6 +67,7 @@ def gradcheck(
     against numeric derivatives; True, or False/GradcheckError with the diagnosis."""
     _unsupported(check_forward_ad, check_batched_forward_grad, masked, nondet_tol)
     inputs = _as_tuple(inputs)
+    _refuse_foreign(inputs, "gradcheck")
     if not any(isinstance(x, Tensor) and x.requires_grad for x in inputs):
         raise ValueError(
             "gradcheck expects at least one input tensor to require gradient, but none of "
@@ -235,6 +248,7 @@ def gradgradcheck(
             "Expected at least one of check_fwd_over_rev or check_rev_over_rev to be True"
         )
     inputs = _as_tuple(inputs)
+    _refuse_foreign(inputs, "gradgradcheck")
     with set_grad_enabled(True):
         outputs = _as_tuple(func(*inputs))
     # As PyTorch: only the outputs that require grad are differentiated (an argmax or a

@@ -37,8 +37,9 @@ from .numeric import default_eps, differences
 from .options import FIXED, CheckOptions
 from .recorded import ReplayMismatch
 from .report import CheckReport, ExpectReport, VariableReport
-from .straddled import refine_straddled_kinks
+from .straddled import refine_early_jumps, refine_straddled_kinks
 from .targets import Target, Variable
+from .ulp_noise import doubt_jumps, doubt_noisy_failures
 from .verdict import (
     FAIL,
     FLAT,
@@ -211,6 +212,7 @@ def _compare(target, name, var, options, rng, claim) -> VariableReport:
         )
     if estimate is None:
         evaluations += doubt_coarse_failures(var, f0, numeric, tau, claim, verdicts, reasons)
+        evaluations += doubt_noisy_failures(var, f0, numeric, claim, verdicts, reasons)
     if estimate is not None:  # a forced step that fails where the adaptive one passes
         adaptive_tau, loose = tol.bounds(claim, numeric.estimate, size, x, numeric.complex_step)
         adaptive, _ = judge(claim, numeric, adaptive_tau, accuracy=loose)
@@ -294,6 +296,8 @@ def numeric_jacobian(
         result.merge(rest, climbed)
         result.evaluations += probes
         refine_straddled_kinks(var, f0, result, accuracy, claim, noise)
+        result.evaluations += refine_early_jumps(var, f0, result, accuracy, claim, noise)
+        result.evaluations += doubt_jumps(var, f0, result)
         result.evaluations += bound_still(var, f0, result)
     return result
 

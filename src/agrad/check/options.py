@@ -37,7 +37,7 @@ class CheckOptions:
     atol: float | None = _opt(
         None,
         "absolute tolerance (default: relative to each output's largest derivative, "
-        "1e-12 of it in float64, 1e-5 in float32)",
+        "4 ulps of it in float64, 1e-5 in float32)",
         (int, float), "a number",
     )  # fmt: skip
     rtol: float | None = _opt(

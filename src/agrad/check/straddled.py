@@ -27,7 +27,7 @@ def refine_straddled_kinks(
     claim: np.ndarray,
     noise: np.ndarray | None = None,
 ) -> None:
-    """Re-decide, in ``numeric``, the kinks, jumps and disputed smooth estimates at nonzero
+    """Re-decide, in ``numeric``, the kinks, jumps, non-finite and disputed estimates at nonzero
     points closer to zero than the steps that saw them, and at points closer than CLOSE,
     the kinks closer than any step and the estimates not accurate enough or noisy (steps
     straddling 0 at 3e-14)."""
@@ -43,6 +43,10 @@ def refine_straddled_kinks(
     # wide) is straddled by every such step, which crosses its pole, or averages it out.
     # "The function jumps" and "the rule is wrong" failed right gradients there (QA round 20).
     jumped = (numeric.kind == S.UNDECIDED) & (numeric.reason == S.JUMP)
+    # Non-finite at every step: a pole or a domain's edge at 0 that each step crosses
+    # (log, sqrt, x·log x at x = 1e-15, QA round 23), though f is finite at the point.
+    nonfinite = (numeric.kind == S.UNDECIDED) & (numeric.reason == S.NONFINITE)
+    jumped |= nonfinite
     with np.errstate(invalid="ignore"):
         disputed = (numeric.kind == S.SMOOTH) & ~(
             np.abs(claim - numeric.estimate) <= accuracy + 4.0 * numeric.error
@@ -68,9 +72,59 @@ def refine_straddled_kinks(
     # (its derivative was decided at the usual ones).
     take = kinkish[:, columns] & (finer.kind == S.SMOOTH)
     take &= finer.error <= accuracy[:, columns]
+    # (finite below |x| but not accurate enough, or noisy: that is what the verdict says,
+    # not "not finite at every step"; x·log(x) at 1e-15 beside a term of 0.3, whose
+    # rounding swamps its moves)
+    finite_below = (finer.kind == S.SMOOTH) | (
+        (finer.kind == S.UNDECIDED) & (finer.reason == S.NOISE)
+    )
+    if (nonfinite[:, columns] & finite_below).any():
+        numeric.adopt(columns, finer, nonfinite[:, columns] & finite_below)
     if not take.any():
         return
     numeric.adopt(columns, finer, take)
     if numeric.refined is None:
         numeric.refined = np.zeros(numeric.estimate.shape[1], dtype=bool)
     numeric.refined[columns[take.any(axis=0)]] = True
+
+
+def refine_early_jumps(
+    var,
+    f0: np.ndarray,
+    numeric: S.Numeric,
+    accuracy: np.ndarray,
+    claim: np.ndarray,
+    noise: np.ndarray | None = None,
+) -> int:
+    """Climb on down from where a jump was seen, when the ladder stopped above its finest
+    step: f that moves by the same amount at every step (a rank-one pole of inv(A) near a
+    singular A: f(x + h) - f(x) = -11 for every h from 1e-9 to 1e-3, f' = -4.7e10) is a
+    jump to steps wider than its feature and smooth below it (QA round 23: a right gradient
+    failed as "the function jumps"). A true jump stays one at every finer step; what the
+    finer ladder decides smooth, to the accuracy the check needs, or noise, replaces it.
+    Returns the evaluations taken."""
+    jumped = (numeric.kind == S.UNDECIDED) & (numeric.reason == S.JUMP)
+    bottom = S.SMALLEST * S.element_scale(var.base)
+    columns = np.nonzero(jumped.any(axis=0) & (numeric.step > S.RATIO**2 * bottom))[0]
+    if not columns.size:
+        return 0
+    first = numeric.step[columns] / S.RATIO
+    levels = int(np.log(np.min(first / bottom[columns])) / np.log(S.RATIO)) + 1
+    finer = ladder(
+        var.along_coordinates(),
+        f0,
+        columns,
+        first,
+        accuracy[:, columns],
+        claim[:, columns],
+        max_levels=levels,
+        actual=var.actual_steps,
+        noise=None if noise is None else noise[:, columns],
+    )
+    settled = (finer.kind == S.SMOOTH) & (finer.error <= accuracy[:, columns])
+    # (or f's noise below the feature, where it is not a jump either: inv(A) at cond 1e10)
+    noisy = (finer.kind == S.UNDECIDED) & (finer.reason == S.NOISE)
+    take = jumped[:, columns] & (settled | noisy)
+    if take.any():
+        numeric.adopt(columns, finer, take)
+    return finer.evaluations

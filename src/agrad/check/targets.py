@@ -154,8 +154,16 @@ def pointwise(
 
 def tape_batch(tape: Any, base: np.ndarray) -> Batch:
     """Batched replay of a recorded graph along its one input; one evaluation per point
-    when an op has no batching rule."""
-    state = {"batched": True}
+    when an op has no batching rule, or when the batch raised: a point outside an op's
+    domain (cholesky of a matrix a step made indefinite, QA round 23) is then `pointwise`'s,
+    a row of nan, and not the end of the check."""
+    state: dict[str, Any] = {"batched": True, "one_by_one": None}
+
+    def one_by_one(points: np.ndarray) -> np.ndarray:
+        if state["one_by_one"] is None:
+            size = np.asarray(tape(base)).size  # (raises as the function does at its point)
+            state["one_by_one"] = pointwise(tape, size, base)
+        return state["one_by_one"](points)
 
     def batch(points: np.ndarray) -> np.ndarray:
         if state["batched"]:
@@ -164,6 +172,10 @@ def tape_batch(tape: Any, base: np.ndarray) -> Batch:
                 return np.asarray(out).reshape(points.shape[0], -1)
             except Unbatchable:
                 state["batched"] = False
-        return np.stack([np.asarray(tape(p)).reshape(-1) for p in points])
+            except (MemoryError, RecursionError, AgradLimitError):
+                raise
+            except Exception:  # noqa: BLE001 - some point is outside an op's domain
+                return one_by_one(points)
+        return one_by_one(points)
 
     return batch

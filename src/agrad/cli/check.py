@@ -58,7 +58,7 @@ def check_command(
             "--atol",
             help=(
                 "Absolute tolerance (default: relative to each output's largest derivative, "
-                "1e-12 of it in float64, 1e-5 in float32; see the README's Tolerances)."
+                "4 ulps of it in float64, 1e-5 in float32; see the README's Tolerances)."
             ),
         ),
     ] = None,
