@@ -8,7 +8,8 @@ the replay cannot see the jump or kink they make at the point. A program without
 them is its replay; one with them is run for real where the replay could be wrong:
 
 - up to `PER_ELEMENT` elements, each element is moved by the ladder's first step both ways
-  (2 runs an element: any boundary the ladder's points along it cross is crossed there),
+  and by one ulp both ways (4 runs an element: any boundary the ladder's points along it
+  cross is crossed there, and one at the point itself),
   and the elements where a run and the replay differ are evaluated by running the program
   at every point, the others by the replay;
 - beyond that, every element is moved at once (random signs, then Gaussian directions,
@@ -136,16 +137,21 @@ def backed(
 
 
 def _affected(base: np.ndarray, replay: Batch, real_at: Callable) -> np.ndarray:
-    """Which elements have a boundary of a fixed value within the first step either way."""
+    """Which elements have a boundary of a fixed value within the first step either way,
+    or at the point itself (one ulp either way: where every step crosses a domain's edge,
+    log(x) + 1e-9·(x > 1e-15) at 1e-15, both sides of the first step are nan and agree,
+    and the finer steps that decide the element were the replay's, without the jump;
+    QA round 24)."""
     n = base.size
     h = S.START * S.element_scale(base).reshape(-1)
+    ulp = np.spacing(np.abs(base.reshape(-1)))
     affected = np.zeros(n, dtype=bool)
     block = max(1, BLOCK // max(n, 1))
     for start in range(0, n, block):
         rows = np.arange(start, min(n, start + block))
-        for sign in (1.0, -1.0):
+        for sign, step in ((1.0, h), (-1.0, h), (1.0, ulp), (-1.0, ulp)):
             points = np.repeat(base.reshape(1, -1), len(rows), axis=0)
-            points[np.arange(len(rows)), rows] += sign * h[rows]
+            points[np.arange(len(rows)), rows] += sign * step[rows]
             points = points.reshape((len(rows), *base.shape))
             replayed = replay(points)
             for k, i in enumerate(rows):

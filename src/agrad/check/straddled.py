@@ -15,6 +15,7 @@ import numpy as np
 
 from . import steps as S
 from .ladder import ladder
+from .ulp_noise import keep_steps
 
 CLOSE = 2.0**-30  # below this |x|, a kink "closer than any step" may be the one at 0
 
@@ -78,6 +79,12 @@ def refine_straddled_kinks(
     finite_below = (finer.kind == S.SMOOTH) | (
         (finer.kind == S.UNDECIDED) & (finer.reason == S.NOISE)
     )
+    # (a step at the point seen at ulps is a jump: no finer ladder decides it away,
+    # log(x) + 1e-9·(x > 1e-15) at 1e-15 passed, QA round 24)
+    stepped, taken = keep_steps(var, f0, numeric, columns)
+    numeric.evaluations += taken
+    take &= ~stepped
+    finite_below &= ~stepped
     if (nonfinite[:, columns] & finite_below).any():
         numeric.adopt(columns, finer, nonfinite[:, columns] & finite_below)
     if not take.any():
@@ -124,7 +131,10 @@ def refine_early_jumps(
     settled = (finer.kind == S.SMOOTH) & (finer.error <= accuracy[:, columns])
     # (or f's noise below the feature, where it is not a jump either: inv(A) at cond 1e10)
     noisy = (finer.kind == S.UNDECIDED) & (finer.reason == S.NOISE)
-    take = jumped[:, columns] & (settled | noisy)
+    # ... but a step at the point seen at ulps is a jump, however small beside the slope
+    # the finer steps see: 1/(x - 0.9999999999) + (x > 1) at 1 passed, QA round 24
+    stepped, taken = keep_steps(var, f0, numeric, columns)
+    take = jumped[:, columns] & (settled | noisy) & ~stepped
     if take.any():
         numeric.adopt(columns, finer, take)
-    return finer.evaluations
+    return finer.evaluations + taken

@@ -34,6 +34,62 @@ def _moves(var, f0: np.ndarray, cols: np.ndarray) -> tuple[np.ndarray, np.ndarra
     return values.reshape(values.shape[0], cols.size, 2, k) - f, offsets.reshape(cols.size, 2, k)
 
 
+# f at k ulps, k = -8..8 (0: the point), as a quadratic with a step on either side of the
+# point (x > a at a steps after it, x >= a before): columns 1, k, k², [k > 0], [k < 0].
+# A clean step at the point fits it to rounding; noise does not.
+_K = np.concatenate([-ULPS[::-1], [0.0], ULPS])
+_MODEL = np.stack(
+    [np.ones_like(_K), _K, _K**2, (_K > 0).astype(float), (_K < 0).astype(float)], axis=1
+)
+_FIT = np.linalg.pinv(_MODEL)  # (5, 17)
+STEP_SEEN = 8.0  # a step this many times the fit's largest residual is a jump at the point
+
+
+def ulp_fit(var, f0: np.ndarray, cols: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """Per output and element ``cols``: `_MODEL`'s coefficients fitted to f at -8..8 ulps
+    of x_j (m, c, 5; the last two are the steps f takes after and before the point), the
+    fit's largest
+    residual (f's scatter there, curvature and the step removed), the evaluations taken."""
+    moved, _ = _moves(var, f0, cols)  # (m, c, side, k): side 0 up, 1 down
+    m, c = moved.shape[:2]
+    y = np.concatenate([moved[:, :, 1, ::-1], np.zeros((m, c, 1)), moved[:, :, 0, :]], axis=2)
+    with np.errstate(all="ignore"):
+        coef = y @ _FIT.T  # (m, c, 5)
+        residual = np.max(np.abs(y - coef @ _MODEL.T), axis=2)
+    return coef, residual, int(c * 2 * ULPS.size)
+
+
+def keep_steps(var, f0: np.ndarray, numeric: S.Numeric, cols: np.ndarray) -> tuple[np.ndarray, int]:
+    """(m, len(cols)): where f steps at the point, seen at ulps (above STEP_SEEN times its
+    scatter and above f's rounding): a jump, however small beside f's slope, that no finer
+    ladder may decide away (QA round 24: log(x) + 1e-9·(x > 1e-15) at 1e-15 passed, and
+    tanh((x - a)/1e-11)·1e6 + 1000·(x > 1), whose moves at ulps step by 1000, was noise).
+    Those become jumps in ``numeric``, with the one-sided quotients of the fit at one ulp.
+    Also the evaluations taken."""
+    if not cols.size:
+        return np.zeros((np.asarray(f0).size, 0), dtype=bool), 0
+    coef, residual, taken = ulp_fit(var, f0, cols)
+    seen = _stepped(f0, coef, residual)
+    if seen.any():
+        ulp = np.spacing(np.abs(var.base.reshape(-1)[cols]))[None]
+        marks = {"kind": S.UNDECIDED, "reason": S.JUMP,  # (quotients over one ulp)
+                 "left": (coef[..., 1] - coef[..., 4]) / ulp,
+                 "right": (coef[..., 1] + coef[..., 3]) / ulp}  # fmt: skip
+        for name, value in marks.items():
+            part = getattr(numeric, name)[:, cols]
+            part[seen] = (np.broadcast_to(value, seen.shape))[seen]
+            getattr(numeric, name)[:, cols] = part
+        numeric.step[cols] = np.where(seen.any(axis=0), ulp[0], numeric.step[cols])
+    return seen, taken
+
+
+def _stepped(f0: np.ndarray, coef: np.ndarray, residual: np.ndarray) -> np.ndarray:
+    step = np.maximum(np.abs(coef[..., 3]), np.abs(coef[..., 4]))
+    rounding = 4 * S.EPS * np.abs(np.asarray(f0, dtype=np.float64).reshape(-1))[:, None]
+    with np.errstate(invalid="ignore"):
+        return (step > STEP_SEEN * residual) & (step > rounding)
+
+
 def doubt_jumps(var, f0: np.ndarray, numeric: S.Numeric) -> int:
     """Undecided (f's noise) rather than a jump where f moves by as much as the jump between
     points ulps apart, both up and down on one side of the point. A jump is a step: on
@@ -59,8 +115,9 @@ def doubt_jumps(var, f0: np.ndarray, numeric: S.Numeric) -> int:
 
 def doubt_noisy_failures(var, f0, numeric: S.Numeric, claim, verdicts, reasons) -> int:
     """A "wrong rule" by finite differences whose distance from the claim f's scatter at
-    ulps explains (SPREAD times its largest distance from a line through the 17 points,
-    over the step the estimate was taken at) is undecided. Returns the evaluations taken."""
+    ulps explains (SPREAD times the largest residual of `_MODEL` at the 17 points,
+    over the step the estimate was taken at) is undecided; not where f steps at the point.
+    Returns the evaluations taken."""
     # (finite differences only: the complex step's numbers are exact, step 0)
     differenced = (numeric.step > 0) & ~numeric.complex_step
     failed = (verdicts == FAIL) & (reasons == RULE) & differenced[None]
@@ -76,21 +133,15 @@ def doubt_noisy_failures(var, f0, numeric: S.Numeric, claim, verdicts, reasons) 
 def _doubt(var, f0, numeric, claim, verdicts, reasons, failed, cols) -> int:
     if not cols.size:
         return 0
-    moved, offsets = _moves(var, f0, cols)
-    t = np.concatenate([offsets.reshape(cols.size, -1), np.zeros((cols.size, 1))], axis=1)
-    y = np.concatenate([moved.reshape(*moved.shape[:2], -1), np.zeros((*moved.shape[:2], 1))], 2)
+    coef, scatter, taken = ulp_fit(var, f0, cols)
+    stepped = _stepped(f0, coef, scatter)  # (a clean step at the point: a jump)
     with np.errstate(all="ignore"):
-        t_mean, y_mean = t.mean(axis=1), y.mean(axis=2)
-        dt = t - t_mean[:, None]
-        slope = ((y - y_mean[..., None]) * dt[None]).sum(axis=2) / (dt**2).sum(axis=1)[None]
-        line = y_mean[..., None] + slope[..., None] * dt[None]
-        scatter = np.max(np.abs(y - line), axis=2)  # (m, columns)
         explained = np.abs(claim[:, cols] - numeric.estimate[:, cols]) <= (
             SPREAD * scatter / numeric.step[cols][None]
         )
-    doubt = failed[:, cols] & explained
+    doubt = failed[:, cols] & explained & ~stepped
     for array, value in ((verdicts, UNDECIDED), (reasons, NOISE)):
         part = array[:, cols]
         part[doubt] = value
         array[:, cols] = part
-    return int(moved.shape[1] * moved.shape[2] * moved.shape[3])
+    return taken
