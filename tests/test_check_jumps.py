@@ -27,6 +27,8 @@ POINTS = [0.0, 0.5, -3.0, 1e3]
 # (h = 1 and 1/4 see a parabola, and the ladder settles there); PyTorch's fixed step 1e-6
 # sees it. A probe at a small step mistook near-kinks (relu at 1e-9) and sin at 1e6 for
 # jumps, so it is not done (README, "How well it decides"; closing note of 2026-12-02).
+# A program's comparison boundaries are known, though: an element within a step of one is
+# looked at over ulps, where the step shows (QA round 24), so only a NumPy function hides it.
 HIDDEN = {(1e3, 1e-3)}
 
 
@@ -48,8 +50,6 @@ PROGRAMS = {  # each jumps by c at x0 along x[0]; x[1] is a smooth bystander
 @pytest.mark.parametrize("height", HEIGHTS)
 @pytest.mark.parametrize("x0", POINTS)
 def test_a_program_that_jumps_at_the_point_fails(kind, height, x0):
-    if (x0, height) in HIDDEN:
-        pytest.xfail("a jump smaller than the first steps' curvature (known gap)")
     program = PROGRAMS[kind].format(x0=x0, c=height)
     code, report = _cli(program, "--wrt", "x", "--set", f"x=[{x0}, {x0 + 0.25}]")
     assert code == 1 and not report["ok"]

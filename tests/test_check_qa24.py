@@ -69,6 +69,11 @@ def test_the_taylor_test_does_not_pass_an_error_hidden_by_a_tiny_elements_curvat
         ("log(x) + 1e-9*(x > 1e-15)", "1e-15"),
         ("log(x) + 1e-9*(x >= 1e-20)", "1e-20"),
         ("sqrt(x) + 1e-12*(x > 1e-300)", "1e-300"),
+        # hidden behind the slope or the curvature at the ladder's steps (before: passed),
+        # plain over the ulps either side of a comparison's boundary
+        ("1/x + 1000*(x > 1e-15)", "1e-15"),
+        ("x*x + 1e-9*(x > -3)", "-3"),
+        ("x*x + 1e-3*(x >= 1000)", "1000"),
     ],
 )
 def test_a_jump_at_the_point_is_never_passed_even_allowing_undecided(cli, program, point):

@@ -39,7 +39,7 @@ from .recorded import ReplayMismatch
 from .report import CheckReport, ExpectReport, VariableReport
 from .straddled import refine_early_jumps, refine_straddled_kinks
 from .targets import Target, Variable
-from .ulp_noise import doubt_jumps, doubt_noisy_failures
+from .ulp_noise import doubt_jumps, doubt_noisy_failures, keep_steps
 from .verdict import (
     FAIL,
     FLAT,
@@ -297,6 +297,8 @@ def numeric_jacobian(
         result.evaluations += probes
         refine_straddled_kinks(var, f0, result, accuracy, claim, noise)
         result.evaluations += refine_early_jumps(var, f0, result, accuracy, claim, noise)
+        if var.boundaries is not None:  # a jump at a compared value's boundary, however small
+            result.evaluations += keep_steps(var, f0, result, var.boundaries)[1]
         result.evaluations += doubt_jumps(var, f0, result)
         result.evaluations += bound_still(var, f0, result)
     return result

@@ -107,7 +107,8 @@ def backed(
             affected = _affected(base, replay, real_at)
             if not affected.any():
                 return Variable(base, replay, exact)
-            return Variable(base, _hybrid(base, replay, real_at, affected))
+            hybrid = _hybrid(base, replay, real_at, affected)
+            return Variable(base, hybrid, boundaries=np.flatnonzero(affected))
         rng = np.random.default_rng(0)
         points = [base] + [p[0] for p in moved([base], directions([base], rng, PROBES))]
         at_base = None

@@ -54,6 +54,10 @@ class Variable:
     # function instead, and confirm(points), which raises ReplayMismatch where they differ.
     fallback: Callable[[], Variable] | None = None
     confirm: Callable[[np.ndarray], None] | None = None
+    # Elements with a boundary of a value the program compares within the first step
+    # (`program_runs`): where a jump at the point may hide behind f's slope, its ulps are
+    # looked at (`ulp_noise.keep_steps`).
+    boundaries: np.ndarray | None = None
 
     @property
     def size(self) -> int:
