@@ -104,11 +104,11 @@ def backed(
     called = Variable(base, pointwise(real_at))
     try:
         if base.size <= PER_ELEMENT:
-            affected = _affected(base, replay, real_at)
+            affected, at_point = _affected(base, replay, real_at)
             if not affected.any():
                 return Variable(base, replay, exact)
             hybrid = _hybrid(base, replay, real_at, affected)
-            return Variable(base, hybrid, boundaries=np.flatnonzero(affected))
+            return Variable(base, hybrid, boundaries=np.flatnonzero(at_point))
         rng = np.random.default_rng(0)
         points = [base] + [p[0] for p in moved([base], directions([base], rng, PROBES))]
         at_base = None
@@ -137,28 +137,32 @@ def backed(
     return Variable(base, batch, exact, fallback=lambda: called, confirm=confirm)
 
 
-def _affected(base: np.ndarray, replay: Batch, real_at: Callable) -> np.ndarray:
+def _affected(base: np.ndarray, replay: Batch, real_at: Callable) -> tuple[np.ndarray, ...]:
     """Which elements have a boundary of a fixed value within the first step either way,
-    or at the point itself (one ulp either way: where every step crosses a domain's edge,
-    log(x) + 1e-9·(x > 1e-15) at 1e-15, both sides of the first step are nan and agree,
-    and the finer steps that decide the element were the replay's, without the jump;
-    QA round 24)."""
+    and which at the point itself (one ulp either way: where every step crosses a domain's
+    edge, log(x) + 1e-9·(x > 1e-15) at 1e-15, both sides of the first step are nan and
+    agree, and the finer steps that decide the element were the replay's, without the
+    jump; QA round 24). Only the latter are looked at over ulps for a step (`keep_steps`):
+    f computed through x + 100 moves in stairs 64 ulps of x wide, one of which can sit
+    beside the point, and with a boundary 3e-4 away sin(x + 100) failed as a jump (QA 25)."""
     n = base.size
     h = S.START * S.element_scale(base).reshape(-1)
     ulp = np.spacing(np.abs(base.reshape(-1)))
-    affected = np.zeros(n, dtype=bool)
+    affected, at_point = np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
     block = max(1, BLOCK // max(n, 1))
     for start in range(0, n, block):
         rows = np.arange(start, min(n, start + block))
-        for sign, step in ((1.0, h), (-1.0, h), (1.0, ulp), (-1.0, ulp)):
+        for sign, step, found in ((1.0, h, affected), (-1.0, h, affected),
+                                  (1.0, ulp, at_point), (-1.0, ulp, at_point)):  # fmt: skip
             points = np.repeat(base.reshape(1, -1), len(rows), axis=0)
             points[np.arange(len(rows)), rows] += sign * step[rows]
             points = points.reshape((len(rows), *base.shape))
             replayed = replay(points)
             for k, i in enumerate(rows):
-                if not affected[i] and not agree(real_at(points[k]), replayed[k]):
-                    affected[i] = True
-    return affected.reshape(base.shape)
+                if not found[i] and not agree(real_at(points[k]), replayed[k]):
+                    found[i] = True
+    affected |= at_point
+    return affected.reshape(base.shape), at_point
 
 
 def _hybrid(base: np.ndarray, replay: Batch, real_at: Callable, affected: np.ndarray) -> Batch:

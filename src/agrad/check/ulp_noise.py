@@ -22,41 +22,45 @@ SPREAD = 2.0  # a central difference at step h is off by up to this times scatte
 FIRST_LOOK = 64  # failing elements probed first
 
 
-def _moves(var, f0: np.ndarray, cols: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """f at x_j ± 1..8 ulps, minus f(x): (m, columns, side, ulps), and the offsets."""
+def _moves(var, f0, cols: np.ndarray, ulps: np.ndarray = ULPS) -> tuple[np.ndarray, ...]:
+    """f at x_j ± ``ulps`` ulps, minus f(x): (m, columns, side, ulps), and the offsets."""
     x = var.base.reshape(-1)[cols]
     ulp = np.spacing(np.abs(x))
-    k = ULPS.size
-    offsets = np.concatenate([ulp[:, None] * ULPS[None], -ulp[:, None] * ULPS[None]], axis=1)
+    k = ulps.size
+    offsets = np.concatenate([ulp[:, None] * ulps[None], -ulp[:, None] * ulps[None]], axis=1)
     with np.errstate(all="ignore"):
         values = var.along_coordinates()(np.repeat(cols, 2 * k), offsets.reshape(-1))
     f = np.asarray(f0, dtype=np.float64).reshape(-1)[:, None, None, None]
     return values.reshape(values.shape[0], cols.size, 2, k) - f, offsets.reshape(cols.size, 2, k)
 
 
-# f at k ulps, k = -8..8 (0: the point), as a quadratic with a step on either side of the
-# point (x > a at a steps after it, x >= a before): columns 1, k, k², [k > 0], [k < 0].
-# A clean step at the point fits it to rounding; noise does not.
-_K = np.concatenate([-ULPS[::-1], [0.0], ULPS])
+# f at k ulps, k = 0 (the point) and ± FIT_ULPS, as a quadratic with a step on either side
+# of the point (x > a at a steps after it, x >= a before): columns 1, k, k², [k > 0],
+# [k < 0]. A clean step at the point fits it to rounding; noise does not, nor do the stairs
+# in which f computed through larger terms moves (sin(x + 100): one every 64 ulps of x,
+# so that within 8 ulps one could be the only move, beside the point; QA round 25): out to
+# 89 ulps, more of them show, and the residual with them.
+FIT_ULPS = np.array([1.0, 2.0, 3.0, 5.0, 8.0, 13.0, 21.0, 34.0, 55.0, 89.0])
+_K = np.concatenate([-FIT_ULPS[::-1], [0.0], FIT_ULPS])
 _MODEL = np.stack(
     [np.ones_like(_K), _K, _K**2, (_K > 0).astype(float), (_K < 0).astype(float)], axis=1
 )
-_FIT = np.linalg.pinv(_MODEL)  # (5, 17)
+_FIT = np.linalg.pinv(_MODEL)  # (5, 21)
 STEP_SEEN = 8.0  # a step this many times the fit's largest residual is a jump at the point
 
 
 def ulp_fit(var, f0: np.ndarray, cols: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
-    """Per output and element ``cols``: `_MODEL`'s coefficients fitted to f at -8..8 ulps
-    of x_j (m, c, 5; the last two are the steps f takes after and before the point), the
-    fit's largest
-    residual (f's scatter there, curvature and the step removed), the evaluations taken."""
-    moved, _ = _moves(var, f0, cols)  # (m, c, side, k): side 0 up, 1 down
+    """Per output and element ``cols``: `_MODEL`'s coefficients fitted to f at the `_K`
+    ulps of x_j (m, c, 5; the last two are the steps f takes after and before the point),
+    the fit's largest residual (f's scatter there, curvature and the step removed), and the
+    evaluations taken."""
+    moved, _ = _moves(var, f0, cols, FIT_ULPS)  # (m, c, side, k): side 0 up, 1 down
     m, c = moved.shape[:2]
     y = np.concatenate([moved[:, :, 1, ::-1], np.zeros((m, c, 1)), moved[:, :, 0, :]], axis=2)
     with np.errstate(all="ignore"):
         coef = y @ _FIT.T  # (m, c, 5)
         residual = np.max(np.abs(y - coef @ _MODEL.T), axis=2)
-    return coef, residual, int(c * 2 * ULPS.size)
+    return coef, residual, int(c * 2 * FIT_ULPS.size)
 
 
 def keep_steps(var, f0: np.ndarray, numeric: S.Numeric, cols: np.ndarray) -> tuple[np.ndarray, int]:
