@@ -20,7 +20,7 @@ from ..engine.tensor import wrap
 from ..errors import AgradError, AgradValueError
 from .checker import check_target, judge_claim
 from .options import CheckOptions
-from .program_runs import backed, fixed_by_value, fixed_slots, fixed_values
+from .program_runs import backed, fixed_by_value, fixed_slots, fixed_values, jumps_at_point
 from .report import CheckReport, ExpectReport
 from .targets import Variable, tape_batch
 
@@ -57,6 +57,14 @@ class ProgramTarget:
         # One tape per variable: perturbing a variable must move everything computed from
         # it, including another --wrt variable that is an intermediate.
         tape = Tape(self.output, [self.tensors[name]])
+        var = self._variable(name, tape)
+        stepped = jumps_at_point(tape, var.base)
+        if stepped is not None and stepped.size:  # (beside a comparison's boundaries)
+            known = var.boundaries if var.boundaries is not None else stepped[:0]
+            var.boundaries = np.union1d(known, stepped)
+        return var
+
+    def _variable(self, name: str, tape: Tape) -> Variable:
         base = self.point(name)
         exact = tape_batch(tape.complex(), base) if tape.holomorphic else None
         replay = tape_batch(tape, base)

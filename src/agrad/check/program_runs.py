@@ -137,6 +137,31 @@ def backed(
     return Variable(base, batch, exact, fallback=lambda: called, confirm=confirm)
 
 
+def jumps_at_point(tape: Any, base: np.ndarray) -> np.ndarray | None:
+    """The elements at whose point an op that jumps (floor, sign, remainder: `Op.jumps`)
+    takes another value one ulp either way, where the replay computes it (None: no such
+    op, or too many elements to try each). A jump there hides from the ladder behind f's
+    slope or curvature (x² + 1e-9·floor(x) at -3 passed, QA round 25): these elements are
+    looked at over ulps for the step (`ulp_noise.keep_steps`), as a comparison's are."""
+    positions = [i for i, (op, _, _) in enumerate(tape.steps) if op.jumps]
+    if not positions or base.size > PER_ELEMENT or tape.root is None or tape.root < 0:
+        return None
+    flat = base.reshape(-1)
+    at = tape.values(base)
+    ulp = np.spacing(np.abs(flat))
+    found = []
+    with np.errstate(all="ignore"):
+        for j in range(flat.size):
+            for sign in (1.0, -1.0):
+                point = flat.copy()
+                point[j] += sign * ulp[j]
+                moved = tape.values(point.reshape(base.shape))
+                if any(not np.array_equal(moved[i], at[i], equal_nan=True) for i in positions):
+                    found.append(j)
+                    break
+    return np.array(found, dtype=np.intp)
+
+
 def _affected(base: np.ndarray, replay: Batch, real_at: Callable) -> tuple[np.ndarray, ...]:
     """Which elements have a boundary of a fixed value within the first step either way,
     and which at the point itself (one ulp either way: where every step crosses a domain's

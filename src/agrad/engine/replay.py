@@ -82,6 +82,10 @@ class Tape:
             return np.asarray(self.output_const)
         if self.root < 0:
             return np.asarray(arrays[-1 - self.root])
+        return np.asarray(self.values(*arrays)[self.root])
+
+    def values(self, *arrays: np.ndarray) -> list:
+        """Every step's value with the inputs at ``arrays`` (in the order of ``steps``)."""
         values: list = []
         for op, refs, params in self.steps:
             args = [
@@ -91,7 +95,7 @@ class Tape:
             if op.mutates:  # write into a copy, wide enough for the value written
                 args[0] = np.array(args[0], dtype=np.result_type(args[0], args[1]), copy=True)
             values.append(op.forward(*args, **params))
-        return np.asarray(values[self.root])
+        return values
 
 
 class Rerecord:

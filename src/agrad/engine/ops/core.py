@@ -153,6 +153,7 @@ class Op:
     cases: tuple[Case, ...] = ()
     special: tuple[Case, ...] = ()
     kink: bool = False  # has points of non-differentiability (tests avoid them)
+    jumps: bool = False  # its value jumps (floor, sign): `check.program_runs` looks for it
     needs_mask: bool = False  # the VJP takes ``needs`` (which inputs want a gradient)
     mutates: bool = False  # the forward writes into its first input (indexed assignment)
     view: bool = False  # the forward may return a view of its first input (`engine.views`)

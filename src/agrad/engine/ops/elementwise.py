@@ -224,9 +224,9 @@ register(
           special=(special([-1.0, 0.0, 2.0], at_kink=True),)),
     unary("sign", "SignBackward0", _sign, _zero_vjp, "d sign(a)/da = 0", saves=NOTHING,
           aliases=("sgn",),  # PyTorch's sgn of a real tensor (its grad_fn: SgnBackward0)
-          kink=True),
+          kink=True, jumps=True),
     unary("floor", "FloorBackward0", np.floor, _zero_vjp, "d floor(a)/da = 0 (a step function)",
-          saves=NOTHING, kink=True, special=(special([-1.5, 0.0, 2.0], at_kink=True),)),
+          saves=NOTHING, kink=True, jumps=True, special=(special([-1.5, 0.0, 2.0], at_kink=True),)),
     floating_unary("sin", "SinBackward0", np.sin, _sin_vjp, "d sin(a)/da = cos(a)"),
     floating_unary("cos", "CosBackward0", np.cos, _cos_vjp, "d cos(a)/da = -sin(a)"),
     floating_unary("tan", "TanBackward0", np.tan, _tan_vjp,

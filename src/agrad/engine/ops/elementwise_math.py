@@ -211,7 +211,7 @@ register(
                    special=(special([0.0, 0.5, 1.0], at_kink=True),
                    special([0.05, 0.5, 0.95], eps=0.1))),
     unary("frac", "FracBackward0", _frac, _identity_vjp, "d frac(a)/da = 1", saves=NOTHING,
-          kink=True),
+          kink=True, jumps=True),
     unary("nan_to_num", "NanToNumBackward0", _nan_to_num_forward, _nan_to_num_vjp,
           "d nan_to_num(a)/da = 1 where a is finite, else 0", language=False,
           complex_forward=_nan_to_num_complex,
@@ -241,7 +241,7 @@ register(
                     doc="x·log(y), 0 where x = 0 (unless y is nan)",
                     special=(special([0.0, 0.0, 1.5], [0.0, 2.0, 0.5], at_kink=True),)),
     Op("fmod", _fmod_name, _fmod_forward, _fmod_vjp, broadcast_shape, arity=2, family=BINARY,
-       explain="d fmod(a,b)/da = 1, /db = -trunc(a/b)", kink=True, domain=_POSITIVE,
+       explain="d fmod(a,b)/da = 1, /db = -trunc(a/b)", kink=True, jumps=True, domain=_POSITIVE,
        cases=BINARY_CASES, doc="the remainder of a/b with the sign of a (C's fmod)"),
     # Reached through clip/clamp/clamp_min/clamp_max with a tensor bound (`functions.clip`);
     # with number bounds they are `clip`, whose bounds are parameters, not operands.
