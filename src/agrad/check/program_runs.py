@@ -138,28 +138,46 @@ def backed(
 
 
 def jumps_at_point(tape: Any, base: np.ndarray) -> np.ndarray | None:
-    """The elements at whose point an op that jumps (floor, sign, remainder: `Op.jumps`)
-    takes another value one ulp either way, where the replay computes it (None: no such
-    op, or too many elements to try each). A jump there hides from the ladder behind f's
-    slope or curvature (x² + 1e-9·floor(x) at -3 passed, QA round 25): these elements are
-    looked at over ulps for the step (`ulp_noise.keep_steps`), as a comparison's are."""
+    """The elements at whose point an op that jumps (floor, sign, remainder: `Op.jumps`),
+    where the replay computes it, moves one and two ulps away not as a line does (by the
+    same step both times, or only the second time), on either side (None: no such op, or
+    too many elements to try each). A jump there hides from the ladder behind f's slope or
+    curvature (x² + 1e-9·floor(x) at -3 passed, QA round 25): these elements are looked at
+    over ulps for the step (`ulp_noise.keep_steps`), as a comparison's are. (Only a line's
+    moves double: frac away from its step moves by one ulp, then two.)"""
     positions = [i for i, (op, _, _) in enumerate(tape.steps) if op.jumps]
     if not positions or base.size > PER_ELEMENT or tape.root is None or tape.root < 0:
         return None
     flat = base.reshape(-1)
-    at = tape.values(base)
+    at = [np.asarray(v, dtype=np.float64) for v in _at(tape, base, positions)]
     ulp = np.spacing(np.abs(flat))
     found = []
     with np.errstate(all="ignore"):
         for j in range(flat.size):
             for sign in (1.0, -1.0):
-                point = flat.copy()
-                point[j] += sign * ulp[j]
-                moved = tape.values(point.reshape(base.shape))
-                if any(not np.array_equal(moved[i], at[i], equal_nan=True) for i in positions):
+                one, two = (_at(tape, _moved(flat, j, k * sign * ulp[j], base), positions)
+                            for k in (1.0, 2.0))  # fmt: skip
+                if any(_not_a_line(a, b, c) for a, b, c in zip(at, one, two, strict=True)):
                     found.append(j)
                     break
     return np.array(found, dtype=np.intp)
+
+
+def _at(tape: Any, point: np.ndarray, positions: list[int]) -> list[np.ndarray]:
+    values = tape.values(point)
+    return [np.asarray(values[i], dtype=np.float64) for i in positions]
+
+
+def _moved(flat: np.ndarray, j: int, step: float, base: np.ndarray) -> np.ndarray:
+    point = flat.copy()
+    point[j] += step
+    return point.reshape(base.shape)
+
+
+def _not_a_line(at: np.ndarray, one: np.ndarray, two: np.ndarray) -> bool:
+    first, second = one - at, two - at
+    off = np.abs(second - 2 * first) > 0.5 * np.maximum(np.abs(first), np.abs(second - first))
+    return bool(np.any(off & np.isfinite(first) & np.isfinite(second)))
 
 
 def _affected(base: np.ndarray, replay: Batch, real_at: Callable) -> tuple[np.ndarray, ...]:
