@@ -79,14 +79,17 @@ def refine_straddled_kinks(
     finite_below = (finer.kind == S.SMOOTH) | (
         (finer.kind == S.UNDECIDED) & (finer.reason == S.NOISE)
     )
+    finite_below &= nonfinite[:, columns]
     # (a step at the point seen at ulps is a jump: no finer ladder decides it away,
-    # log(x) + 1e-9·(x > 1e-15) at 1e-15 passed, QA round 24)
-    stepped, taken = keep_steps(var, f0, numeric, columns)
+    # log(x) + 1e-9·(x > 1e-15) at 1e-15 passed, QA round 24; looked for only where
+    # something would be adopted)
+    adopting = np.nonzero((take | finite_below).any(axis=0))[0]
+    stepped, taken = keep_steps(var, f0, numeric, columns[adopting])
     numeric.evaluations += taken
-    take &= ~stepped
-    finite_below &= ~stepped
-    if (nonfinite[:, columns] & finite_below).any():
-        numeric.adopt(columns, finer, nonfinite[:, columns] & finite_below)
+    take[:, adopting] &= ~stepped
+    finite_below[:, adopting] &= ~stepped
+    if finite_below.any():
+        numeric.adopt(columns, finer, finite_below)
     if not take.any():
         return
     numeric.adopt(columns, finer, take)

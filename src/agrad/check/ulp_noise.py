@@ -16,22 +16,9 @@ import numpy as np
 from . import steps as S
 from .verdict import FAIL, NOISE, RULE, UNDECIDED
 
-ULPS = np.arange(1.0, 9.0)  # the points each side of x_j, in ulps of x_j
-REVERSALS = 8.0  # moves of at least a jump's size over this, up and down, are not a jump's
+NOISY = 8.0  # a jump with the fit's residual at ulps above its size over this is noise
 SPREAD = 2.0  # a central difference at step h is off by up to this times scatter / h
 FIRST_LOOK = 64  # failing elements probed first
-
-
-def _moves(var, f0, cols: np.ndarray, ulps: np.ndarray = ULPS) -> tuple[np.ndarray, ...]:
-    """f at x_j ± ``ulps`` ulps, minus f(x): (m, columns, side, ulps), and the offsets."""
-    x = var.base.reshape(-1)[cols]
-    ulp = np.spacing(np.abs(x))
-    k = ulps.size
-    offsets = np.concatenate([ulp[:, None] * ulps[None], -ulp[:, None] * ulps[None]], axis=1)
-    with np.errstate(all="ignore"):
-        values = var.along_coordinates()(np.repeat(cols, 2 * k), offsets.reshape(-1))
-    f = np.asarray(f0, dtype=np.float64).reshape(-1)[:, None, None, None]
-    return values.reshape(values.shape[0], cols.size, 2, k) - f, offsets.reshape(cols.size, 2, k)
 
 
 # f at k ulps, k = 0 (the point) and ± FIT_ULPS, as a quadratic with a step on either side
@@ -54,13 +41,16 @@ def ulp_fit(var, f0: np.ndarray, cols: np.ndarray) -> tuple[np.ndarray, np.ndarr
     ulps of x_j (m, c, 5; the last two are the steps f takes after and before the point),
     the fit's largest residual (f's scatter there, curvature and the step removed), and the
     evaluations taken."""
-    moved, _ = _moves(var, f0, cols, FIT_ULPS)  # (m, c, side, k): side 0 up, 1 down
-    m, c = moved.shape[:2]
-    y = np.concatenate([moved[:, :, 1, ::-1], np.zeros((m, c, 1)), moved[:, :, 0, :]], axis=2)
+    ulp = np.spacing(np.abs(var.base.reshape(-1)[cols]))
+    offsets = ulp[:, None] * _K[None]  # (c, 21): f(x) itself is the middle one
+    with np.errstate(all="ignore"):
+        values = var.along_coordinates()(np.repeat(cols, _K.size), offsets.reshape(-1))
+    m, c = values.shape[0], cols.size
+    y = values.reshape(m, c, _K.size) - np.asarray(f0, dtype=np.float64).reshape(-1)[:, None, None]
     with np.errstate(all="ignore"):
         coef = y @ _FIT.T  # (m, c, 5)
         residual = np.max(np.abs(y - coef @ _MODEL.T), axis=2)
-    return coef, residual, int(c * 2 * FIT_ULPS.size)
+    return coef, residual, int(c * _K.size)
 
 
 def keep_steps(var, f0: np.ndarray, numeric: S.Numeric, cols: np.ndarray) -> tuple[np.ndarray, int]:
@@ -80,9 +70,7 @@ def keep_steps(var, f0: np.ndarray, numeric: S.Numeric, cols: np.ndarray) -> tup
                  "left": (coef[..., 1] - coef[..., 4]) / ulp,
                  "right": (coef[..., 1] + coef[..., 3]) / ulp}  # fmt: skip
         for name, value in marks.items():
-            part = getattr(numeric, name)[:, cols]
-            part[seen] = (np.broadcast_to(value, seen.shape))[seen]
-            getattr(numeric, name)[:, cols] = part
+            _put(getattr(numeric, name), cols, seen, value)
         numeric.step[cols] = np.where(seen.any(axis=0), ulp[0], numeric.step[cols])
     return seen, taken
 
@@ -95,31 +83,25 @@ def _stepped(f0: np.ndarray, coef: np.ndarray, residual: np.ndarray) -> np.ndarr
 
 
 def doubt_jumps(var, f0: np.ndarray, numeric: S.Numeric) -> int:
-    """Undecided (f's noise) rather than a jump where f moves by as much as the jump between
-    points ulps apart, both up and down on one side of the point. A jump is a step: on
-    either side of it f is smooth, so it moves monotonically there, by rounding, or steps
-    once. Returns the evaluations taken."""
+    """Undecided (f's noise) rather than a jump where f scatters at ulps, about `_MODEL`'s
+    fit, by NOISY-th of the jump's size or more. A jump is a step: on either side of it f
+    is smooth, so the fit leaves only rounding. Returns the evaluations taken."""
     jumped = (numeric.kind == S.UNDECIDED) & (numeric.reason == S.JUMP)
     cols = np.nonzero(jumped.any(axis=0))[0]
     if not cols.size:
         return 0
-    moved, _ = _moves(var, f0, cols)
-    zero = np.zeros((*moved.shape[:3], 1))
-    moves = np.diff(np.concatenate([zero, moved], axis=3), axis=3)
+    _, residual, taken = ulp_fit(var, f0, cols)
     size = np.maximum(np.abs(numeric.right[:, cols]), np.abs(numeric.left[:, cols]))
     size = size * numeric.step[cols][None]  # the jump's size, as the ladder measured it
     with np.errstate(invalid="ignore"):
-        big = np.abs(moves) >= (size / REVERSALS)[:, :, None, None]
-        reverses = ((big & (moves > 0)).any(axis=3) & (big & (moves < 0)).any(axis=3)).any(axis=2)
-    part = numeric.reason[:, cols]
-    part[jumped[:, cols] & reverses] = S.NOISE
-    numeric.reason[:, cols] = part
-    return int(moved.shape[1] * moved.shape[2] * moved.shape[3])
+        noisy = residual >= size / NOISY
+    _put(numeric.reason, cols, jumped[:, cols] & noisy, S.NOISE)
+    return taken
 
 
 def doubt_noisy_failures(var, f0, numeric: S.Numeric, claim, verdicts, reasons) -> int:
     """A "wrong rule" by finite differences whose distance from the claim f's scatter at
-    ulps explains (SPREAD times the largest residual of `_MODEL` at the 17 points,
+    ulps explains (SPREAD times the largest residual of `_MODEL` at the `_K` points,
     over the step the estimate was taken at) is undecided; not where f steps at the point.
     Returns the evaluations taken."""
     # (finite differences only: the complex step's numbers are exact, step 0)
@@ -144,8 +126,12 @@ def _doubt(var, f0, numeric, claim, verdicts, reasons, failed, cols) -> int:
             SPREAD * scatter / numeric.step[cols][None]
         )
     doubt = failed[:, cols] & explained & ~stepped
-    for array, value in ((verdicts, UNDECIDED), (reasons, NOISE)):
-        part = array[:, cols]
-        part[doubt] = value
-        array[:, cols] = part
+    _put(verdicts, cols, doubt, UNDECIDED)
+    _put(reasons, cols, doubt, NOISE)
     return taken
+
+
+def _put(array: np.ndarray, cols: np.ndarray, where: np.ndarray, value) -> None:
+    """``array[:, cols]`` takes ``value`` (a number, or an array of that block's shape) where
+    ``where`` holds."""
+    array[:, cols] = np.where(where, value, array[:, cols])

@@ -54,8 +54,8 @@ class _Leaves:
 
     def __init__(self, inputs: Sequence[Tensor] | None, create_graph: bool) -> None:
         self.create_graph = create_graph
-        # (Only what the pass reads is made: this runs on every backward, small ones too.)
-        self.hooked: dict[int, tuple[Tensor, Any]] | None = None  # made by the first
+        # (made by the first leaf with hooks: this runs on every backward, small ones too)
+        self.hooked: dict[int, tuple[Tensor, Any]] | None = None
         self.stored: set[int] = set()  # arrays already handed to a tensor's .grad
         self.capture = inputs is not None
         self.slots: dict[int, int] = {}
