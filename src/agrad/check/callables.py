@@ -12,7 +12,8 @@ output, in the inputs' dtype and, for the precision triage, with float64 inputs.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -121,6 +122,10 @@ class AgradCallableTarget:
     _kept: list[int] | None = None  # the floating outputs that are checked, when not all
     nondet_tol: float = 0.0  # how far two backward passes may differ (gradcheck's)
 
+    def _holding(self, points: dict[int, np.ndarray] | None = None) -> Any:
+        """The inputs as arguments holding float64 values (`_held`)."""
+        return _held(self.inputs, points or {})
+
     def output_shape(self, name: str) -> tuple[int, ...]:
         return self.shapes[0] if len(self.shapes) == 1 else (sum(self.sizes),)
 
@@ -147,13 +152,11 @@ class AgradCallableTarget:
         # Called as PyTorch's gradcheck calls it: grad mode on, the inputs still requiring
         # grad (a function that differentiates inside, as gradgradcheck's does, needs both).
         k = self.position(name)
-        wide = tuple(_widened(x, leaf=True) for x in self.inputs)
-        base = wide[k]._array.astype(np.float64)
+        base = np.array(self.inputs[k]._array, dtype=np.float64)
 
         def value(point: np.ndarray) -> np.ndarray:
-            args = list(wide)
-            args[k] = wrap(np.array(point, dtype=np.float64), True)
-            return _flat(self._call(tuple(args), record=True))
+            with self._holding({k: point}) as args:
+                return _flat(self._call(args, record=True))
 
         return Variable(base, pointwise(value, sum(self.sizes), base))
 
@@ -165,12 +168,10 @@ class AgradCallableTarget:
         the proof). Calls with grad mode on throughout where the values differ or the code
         fails without it (it differentiates inside, or reads grad mode)."""
         k = self.position(name)
-        wide = tuple(_widened(x, leaf=True) for x in self.inputs)
 
         def value(point: np.ndarray, record: bool) -> np.ndarray:
-            args = list(wide)
-            args[k] = wrap(np.array(point, dtype=np.float64), True)
-            return _flat(self._call(tuple(args), record=record))
+            with self._holding({k: point}) as args:
+                return _flat(self._call(args, record=record))
 
         def quiet(point: np.ndarray) -> np.ndarray:
             try:
@@ -207,29 +208,27 @@ class AgradCallableTarget:
 
     def _record_replay(self) -> Replay | None:
         """The replay of a float64 recording, when it is proved to be the function."""
-        wide = tuple(_widened(x, leaf=True) for x in self.inputs)
-        with escapes() as escaped:
-            outputs = self._call(wide, record=True)
-        if escaped():
-            return None
-        try:
-            with np.errstate(all="ignore"):
-                return self._proved(wide, outputs)
-        except Exception:  # (e.g. the function refuses a perturbed point): not proved
-            return None
+        with self._holding() as wide:
+            with escapes() as escaped:
+                outputs = self._call(wide, record=True)
+            if escaped():
+                return None
+            try:
+                with np.errstate(all="ignore"):
+                    return self._proved(wide, outputs)
+            except Exception:  # (e.g. the function refuses a perturbed point): not proved
+                return None
 
     def _proved(self, wide: tuple, outputs: list[Tensor]) -> Replay | None:
         leaves = [wide[i] for i in self.positions]
         tapes = [Tape(o, leaves) for o in outputs]
         if not all(replayable(t) for t in tapes):
             return None
-        bases = [leaf._array for leaf in leaves]
+        bases = [np.array(leaf._array, dtype=np.float64) for leaf in leaves]  # (ours)
 
         def real(arrays: list[np.ndarray]) -> np.ndarray:
-            args = list(wide)
-            for i, a in zip(self.positions, arrays, strict=True):
-                args[i] = wrap(np.array(a, dtype=np.float64), True)
-            return _flat(self._call(tuple(args), record=True))
+            with self._holding(dict(zip(self.positions, arrays, strict=True))) as args:
+                return _flat(self._call(args, record=True))
 
         # The tape must be the same (constants, parameters bit for bit) at every perturbed
         # point, both ways along each direction: moving every coordinate at once by exactly
@@ -239,17 +238,17 @@ class AgradCallableTarget:
         steps = directions(bases, np.random.default_rng(20261201))
         at_points = []
         for point in moved(bases, steps):
-            args = list(wide)
-            for i, a in zip(self.positions, point, strict=True):
-                args[i] = wrap(a.copy(), True)
-            with escapes() as escaped:
-                again = self._call(tuple(args), record=True)
-            if escaped() or len(again) != len(outputs):
-                return None
-            others = [args[i] for i in self.positions]
-            if not all(same_tape(Tape(o, others), t) for o, t in zip(again, tapes, strict=True)):
-                return None
-            at_points.append(_flat(again))
+            with self._holding(dict(zip(self.positions, point, strict=True))) as args:
+                with escapes() as escaped:
+                    again = self._call(args, record=True)
+                if escaped() or len(again) != len(outputs):
+                    return None
+                others = [args[i] for i in self.positions]
+                if not all(
+                    same_tape(Tape(o, others), t) for o, t in zip(again, tapes, strict=True)
+                ):
+                    return None
+                at_points.append(_flat(again))
         replay = Replay(tapes, bases, real)
         return replay if replay.cross_check(steps, _flat(outputs), at_points) else None
 
@@ -259,11 +258,12 @@ class AgradCallableTarget:
         return self._claims[wide][name]
 
     def _jacobians(self, wide: bool) -> dict[str, np.ndarray]:
-        if wide:
-            args = tuple(_widened(x, leaf=True) for x in self.inputs)
-            outputs = self._call(args, record=True)
-        else:
-            args, outputs = self.inputs, self.outputs
+        if not wide:
+            return self._blocks(self.inputs, self.outputs)
+        with self._holding() as args:  # (held while the backward pass reads them too)
+            return self._blocks(args, self._call(args, record=True))
+
+    def _blocks(self, args: tuple, outputs: list[Tensor]) -> dict[str, np.ndarray]:
         leaves = tuple(args[i] for i in self.positions)
         rows: dict[str, list[np.ndarray]] = {n: [] for n in self.names}
         for out, size in zip(outputs, self.sizes, strict=True):
@@ -302,11 +302,37 @@ def _flat(outputs: list[Tensor]) -> np.ndarray:
     return np.concatenate([np.asarray(o._array, np.float64).reshape(-1) for o in outputs])
 
 
-def _widened(x: Any, leaf: bool = False) -> Any:
-    """A floating tensor in float64 (a fresh leaf with its requires_grad when ``leaf``)."""
-    if isinstance(x, Tensor) and x.dtype.kind == "f":
-        return wrap(x._array.astype(np.float64), leaf and x.requires_grad)
-    return x
+@contextmanager
+def _held(inputs: tuple, points: dict[int, np.ndarray]) -> Iterator[tuple]:
+    """``inputs`` as a call's arguments, each floating tensor holding a float64 array
+    (``points[i]`` for input i, else its own values) while the call runs: the caller's
+    tensors themselves, so that every use of one moves with it — through a closure or a
+    module's parameters too, as PyTorch's gradcheck moves its inputs in place (QA round
+    28: with fresh copies, a tied weight's forgotten gradient passed, and the right one
+    failed). A new array each call, not a write into the caller's: a value the function
+    kept from another call (x.detach() in a recorded graph) must not move with it. A view
+    of another tensor shares its storage: it gets a float64 copy."""
+    args: list[Any] = []
+    held: list[tuple[Tensor, np.ndarray]] = []
+    given: set[int] = set()  # (the same tensor given twice is moved once)
+    for x in inputs:
+        if not isinstance(x, Tensor) or x.dtype.kind != "f" or id(x) in given:
+            args.append(x)
+            continue
+        given.add(id(x))
+        point = next((points[j] for j, y in enumerate(inputs) if y is x and j in points), None)
+        array = np.array(x._array if point is None else point, dtype=np.float64)
+        if x._base is None:
+            held.append((x, x._array))
+            x._array = array
+            args.append(x)
+        else:
+            args.append(wrap(array, x._rg))
+    try:
+        yield tuple(args)
+    finally:
+        for x, array in reversed(held):
+            x._array = array
 
 
 def _common_dtype(tensors: list[Tensor], narrowed: list[np.dtype]) -> str:

@@ -37,6 +37,7 @@ from .numeric import default_eps, differences
 from .options import FIXED, CheckOptions
 from .recorded import ReplayMismatch
 from .report import CheckReport, ExpectReport, VariableReport
+from .stairs import refine_below_stairs
 from .straddled import refine_early_jumps, refine_straddled_kinks
 from .targets import Target, Variable
 from .ulp_noise import doubt_jumps, doubt_noisy_failures, keep_steps
@@ -297,6 +298,7 @@ def numeric_jacobian(
         result.evaluations += probes
         refine_straddled_kinks(var, f0, result, accuracy, claim, noise)
         result.evaluations += refine_early_jumps(var, f0, result, accuracy, claim, noise)
+        result.evaluations += refine_below_stairs(var, f0, result, accuracy, claim)
         if var.boundaries is not None:  # a jump at a compared value's boundary, however small
             result.evaluations += keep_steps(var, f0, result, var.boundaries)[1]
         result.evaluations += doubt_jumps(var, f0, result)

@@ -20,7 +20,14 @@ from ..engine.tensor import wrap
 from ..errors import AgradError, AgradValueError
 from .checker import check_target, judge_claim
 from .options import CheckOptions
-from .program_runs import backed, fixed_by_value, fixed_slots, fixed_values, jumps_at_point
+from .program_runs import (
+    backed,
+    fixed_by_value,
+    fixed_slots,
+    fixed_values,
+    jumps_at_point,
+    stair_scanner,
+)
 from .report import CheckReport, ExpectReport
 from .targets import Variable, tape_batch
 
@@ -59,6 +66,8 @@ class ProgramTarget:
         tape = Tape(self.output, [self.tensors[name]])
         var = self._variable(name, tape)
         stepped = jumps_at_point(tape, var.base)
+        if self.dtype == "float64":  # (the finer ladder assumes float64's rounding)
+            var.stairs = stair_scanner(tape, var.base)
         if stepped is not None and stepped.size:  # (beside a comparison's boundaries)
             known = var.boundaries if var.boundaries is not None else stepped[:0]
             var.boundaries = np.union1d(known, stepped)

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from ..engine.namespaces import NUMPY
 from ..errors import AgradError
 from . import steps as S
 from .recorded import agree, checked, directions, moved
@@ -161,6 +162,76 @@ def jumps_at_point(tape: Any, base: np.ndarray) -> np.ndarray | None:
                     found.append(j)
                     break
     return np.array(found, dtype=np.intp)
+
+
+def stair_scanner(tape: Any, base: np.ndarray) -> Callable | None:
+    """For a program with ops that jump (`Op.jumps`): ``clear(columns, steps)``, per
+    column the first of its steps (C, L), coarsest first, from which every finer step
+    moves the element both ways without crossing a stair of any such op (L: none). Below
+    it f is as smooth as the program's other ops: round(x·1e6)/1e6 + x is a staircase to
+    steps wider than its stairs, which measure its average slope (2), and a line of
+    slope 1 between them (`stairs`). A stair is crossed where an op's piece changes: its
+    value less its slope in its first operand times that operand (floor's slope is 0,
+    frac's and remainder's 1: their rules', at the point). None without such ops."""
+    positions = [i for i, (op, _, _) in enumerate(tape.steps) if op.jumps]
+    if not positions or tape.root is None or tape.root < 0:
+        return None
+    flat = base.reshape(-1)
+    with np.errstate(all="ignore"):
+        values = tape.values(base)
+        slopes = [_slope(tape, values, base, i) for i in positions]
+        at = _pieces(tape, base, positions, slopes)
+        # (a piece is exact between stairs; a stair moves it by 1, or remainder's divisor)
+        scale = [np.abs(np.asarray(tape.operand(values, [base], i), dtype=np.float64))
+                 for i in positions]  # fmt: skip
+        tolerance = [4 * S.EPS * np.maximum(s, np.abs(a)) for s, a in zip(scale, at, strict=True)]
+
+    def clear(columns: np.ndarray, steps: np.ndarray) -> np.ndarray:
+        first = np.full(len(columns), steps.shape[1], dtype=np.intp)
+        with np.errstate(all="ignore"):
+            for c, j in enumerate(columns):
+                for k in range(steps.shape[1] - 1, -1, -1):  # from the finest step up
+                    moves = (_moved(flat, j, sign * steps[c, k], base) for sign in (1.0, -1.0))
+                    if not all(_same(at, _pieces(tape, p, positions, slopes), tolerance)
+                               for p in moves):  # fmt: skip
+                        break
+                    first[c] = k
+        return first
+
+    return clear
+
+
+def _slope(tape: Any, values: list, base: np.ndarray, i: int) -> Any:
+    """d value / d first operand of ``tape.steps[i]`` at the point, by its op's rule (0
+    where the rule cannot say it elementwise)."""
+    op, refs, params = tape.steps[i]
+    args = [tape.operand(values, [base], i, k) for k in range(len(refs))]
+    out = np.asarray(values[i], dtype=np.float64)
+    if np.shape(args[0]) != out.shape:
+        return 0.0
+    extra = {"needs": (True,) * len(args)} if op.needs_mask else {}
+    try:
+        grads = op.vjp(NUMPY, np.ones_like(out), values[i], *args, **params, **extra)
+    except Exception:  # noqa: BLE001 - no slope to read: the value itself must hold
+        return 0.0
+    slope = grads[0]
+    return 0.0 if slope is None or np.shape(slope) != out.shape else np.asarray(slope)
+
+
+def _pieces(tape: Any, point: np.ndarray, positions: list[int], slopes: list) -> list:
+    values = tape.values(point)
+    return [
+        np.asarray(values[i], dtype=np.float64)
+        - s * np.asarray(tape.operand(values, [point], i), dtype=np.float64)
+        for i, s in zip(positions, slopes, strict=True)
+    ]
+
+
+def _same(at: list[np.ndarray], moved: list[np.ndarray], tolerance: list[np.ndarray]) -> bool:
+    return all(
+        bool(np.all((np.abs(b - a) <= t) | (a == b) | (np.isnan(a) & np.isnan(b))))
+        for a, b, t in zip(at, moved, tolerance, strict=True)
+    )
 
 
 def _at(tape: Any, point: np.ndarray, positions: list[int]) -> list[np.ndarray]:

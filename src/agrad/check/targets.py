@@ -58,6 +58,9 @@ class Variable:
     # (`program_runs`): where a jump at the point may hide behind f's slope, its ulps are
     # looked at (`ulp_noise.keep_steps`).
     boundaries: np.ndarray | None = None
+    # For a program with ops that jump (round, floor): where steps stop crossing their
+    # stairs (`program_runs.stair_scanner`, read by `stairs`).
+    stairs: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None
 
     @property
     def size(self) -> int:

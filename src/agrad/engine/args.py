@@ -7,7 +7,6 @@ Shared by `functions` (and the functions it generates from the op table) and `sh
 from __future__ import annotations
 
 import numbers
-import threading
 from typing import Any
 
 import numpy as np
@@ -16,7 +15,7 @@ from ..errors import AgradTypeError, AgradValueError
 from .dtypes import get_default_dtype, to_dtype
 from .escapes import read_values
 from .ops.core import TABLE, apply
-from .promotion import result_type
+from .promotion import CASTS, result_type
 from .tensor import Tensor, to_data, wrap
 
 SCALAR = (numbers.Number, np.generic)
@@ -53,21 +52,6 @@ def as_tensor(value: Any, dtype: Any = None) -> Tensor:
     elif data.dtype.kind in "OUS":
         raise AgradValueError(f"cannot make a tensor from {type(value).__name__} {value!r}")
     return wrap(data)
-
-
-class _Casts(threading.local):
-    """The gradient checker's float64 twin (agrad.check.callables) sets ``wide`` while it
-    calls a function: a cast to a narrower float then leaves x as it is (as a cast to its
-    own dtype does), so finite differences see the smooth function, not float32's
-    staircase. While ``seen`` holds a list, each such cast appends its dtype there (the
-    precision the function computes in). Per thread: another thread's casts keep their
-    meaning while a check runs."""
-
-    wide = False
-    seen: list | None = None
-
-
-CASTS = _Casts()
 
 
 def astype(x: Any, dtype: Any) -> Tensor:

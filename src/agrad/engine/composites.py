@@ -20,7 +20,7 @@ from .args import as_tensor, first
 from .escapes import read_values
 from .grad_attr import scalar_type_name
 from .ops.core import normalize_axis
-from .promotion import check_addmm
+from .promotion import check_addmm, mixed_floats
 from .public import API, public
 from .return_types import named_result
 from .tensor import Tensor, wrap
@@ -84,7 +84,8 @@ def addmv(input: Any, mat: Any, vec: Any, *, beta: Any = 1, alpha: Any = 1) -> T
             f"addmv: expects a matrix and a vector, got shapes {list(m.shape)} and {list(v.shape)}"
         )
     x = first(input)
-    if not x._array.dtype == m._array.dtype == v._array.dtype:
+    dtypes = (x._array.dtype, m._array.dtype, v._array.dtype)
+    if not dtypes[0] == dtypes[1] == dtypes[2] and not mixed_floats(*dtypes):
         names = ", ".join(scalar_type_name(t._array.dtype) for t in (x, m))
         raise AgradDtypeError(
             "addmv input tensors must have the same dtype, but got "

@@ -16,6 +16,7 @@ from . import gathering, shaping
 from .args import as_tensor, first, operand, pair
 from .escapes import decided_by, read_values
 from .ops.core import TABLE, apply, normalize_axis
+from .promotion import mixed_floats
 from .public import API, METHODS, public
 from .tensor import Tensor, wrap
 
@@ -127,7 +128,7 @@ def dist(input: Any, other: Any, p: float = 2) -> Tensor:  # noqa: A002
 def tensordot(a: Any, b: Any, dims: Any = 2, out: Any = None) -> Tensor:
     """Contraction over the last ``dims`` axes of a and the first of b, or the given pairs."""
     x, y = first(a), first(b) if isinstance(b, Tensor) else as_tensor(b)
-    if x._array.dtype != y._array.dtype:
+    if x._array.dtype != y._array.dtype and not mixed_floats(x._array.dtype, y._array.dtype):
         raise AgradDtypeError("both inputs should have same dtype")  # (PyTorch's words)
     if isinstance(dims, int):
         if dims < 0:

@@ -17,7 +17,7 @@ import numpy as np
 
 from .args import as_tensor, astype, axis_of, first, floated, keep_of, pair, reduced_axes
 from .ops.core import ALONG_AXIS, BINARY, CUSTOM, REDUCTION, TABLE, UNARY, Op, apply
-from .promotion import matmul_dtype_error
+from .promotion import matmul_dtype_error, mixed_floats
 from .tensor import Tensor
 
 _F64 = np.dtype(np.float64)  # (an identity test first: the common dtype)
@@ -125,8 +125,9 @@ def _same_dtype(op: Op) -> Callable[..., Tensor]:
     def fn(a: Any, b: Any) -> Tensor:
         if type(a) is not Tensor or type(b) is not Tensor:
             a, b = first(a), first(b)
-        if a._array.dtype != b._array.dtype and a.ndim and b.ndim:
-            raise matmul_dtype_error(a._array.dtype, b._array.dtype, (a.ndim, b.ndim))
+        da, db = a._array.dtype, b._array.dtype  # (mixed: PyTorch's refusal, but see mixed_floats)
+        if da != db and a.ndim and b.ndim and not mixed_floats(da, db):
+            raise matmul_dtype_error(da, db, (a.ndim, b.ndim))
         return apply(op, a, b)
 
     return fn

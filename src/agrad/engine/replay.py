@@ -84,6 +84,12 @@ class Tape:
             return np.asarray(arrays[-1 - self.root])
         return np.asarray(self.values(*arrays)[self.root])
 
+    def operand(self, values: list, arrays: Sequence[np.ndarray], step: int, k: int = 0) -> Any:
+        """Operand ``k`` of ``steps[step]`` in the run that gave ``values`` (`values`) with
+        the inputs at ``arrays``."""
+        kind, r = self.steps[step][1][k]
+        return arrays[r] if kind == _LEAF else values[r] if kind == _NODE else r
+
     def values(self, *arrays: np.ndarray) -> list:
         """Every step's value with the inputs at ``arrays`` (in the order of ``steps``)."""
         values: list = []
