@@ -152,3 +152,49 @@ def test_check_python_sees_a_forgotten_grad_output(cli, tmp_path, monkeypatch, l
     assert report["ok"] is ok
     if not ok:
         assert report["variables"]["x"]["diagnosis"]["kind"] == "cotangent"
+
+
+# QA round 28: a backward linear only for small cotangents, or wrong only at zero. In use,
+# 3 * F(x) sends the cotangent 3 (clipped to 1: a third of the gradient), and an output
+# multiplied by 0, or unused beside another, sends 0 (the gradient must then be 0).
+ONLY_SOMETIMES = {
+    "clips g to [-1, 1]": ("g.clamp(-1, 1) * 2 * x", 3.0),
+    "clips g above 1": ("g.clamp(max=1) * 2 * x", 3.0),
+    "clips g below -1": ("g.clamp(min=-1) * 2 * x", -3.0),
+    "gives ones for a zero g": ("torch.ones_like(x) if bool((g == 0).all()) else g * 2 * x", 0.0),
+}
+
+
+@pytest.mark.parametrize("scalar", [True, False], ids=["scalar", "vector"])
+@pytest.mark.parametrize("bug", sorted(ONLY_SOMETIMES))
+def test_a_backward_wrong_only_for_some_cotangents_is_wrong_in_use(bug, scalar):
+    body, factor = ONLY_SOMETIMES[bug]
+    for lib in _libraries():  # (PyTorch computes the same wrong gradient in use)
+        fn = _function(lib, body.replace("torch.", "lib."), scalar)
+        x = lib.tensor([0.5, 1.5, -2.0], dtype=lib.float64, requires_grad=True)
+        (factor * fn.apply(x)).sum().backward()
+        assert not np.allclose(np.asarray(x.grad.tolist()), factor * 2 * np.array([0.5, 1.5, -2.0]))
+
+
+@pytest.mark.parametrize("fast", [False, True], ids=["slow", "fast"])
+@pytest.mark.parametrize("scalar", [True, False], ids=["scalar", "vector"])
+@pytest.mark.parametrize("bug", sorted(ONLY_SOMETIMES))
+def test_gradcheck_fails_a_backward_wrong_only_for_some_cotangents(bug, scalar, fast):
+    fn = _function(agrad, ONLY_SOMETIMES[bug][0].replace("torch.", "lib."), scalar)
+    x = agrad.tensor([0.5, 1.5, -2.0], dtype=agrad.float64, requires_grad=True)
+    for undefined in (True, False):  # (the zero cotangent is tested either way)
+        assert not agrad.autograd.gradcheck(fn.apply, (x,), fast_mode=fast,
+                                            check_undefined_grad=undefined,
+                                            raise_exception=False)  # fmt: skip
+
+
+@pytest.mark.parametrize("bug", sorted(ONLY_SOMETIMES))
+def test_check_python_fails_a_backward_wrong_only_for_some_cotangents(cli, tmp_path, monkeypatch,
+                                                                      bug):  # fmt: skip
+    body = f"(lambda g: {ONLY_SOMETIMES[bug][0]})(grad_output)"
+    (tmp_path / "loss.py").write_text(CLI_AGRAD.replace("BODY", body))
+    monkeypatch.chdir(tmp_path)
+    result = cli(["check", "--python", "loss.py:loss", "--set", "x=[0.5,1.5,-2]",
+                  "--format", "json"])  # fmt: skip
+    assert result.code == 1, result.err
+    assert json.loads(result.out)["variables"]["x"]["diagnosis"]["kind"] == "cotangent"

@@ -169,17 +169,31 @@ def _output_of(target: AgradCallableTarget, index: tuple) -> int:
 
 
 def _undefined_grad_problems(target: AgradCallableTarget) -> list[str]:
-    """Backward with zero output gradients (PyTorch's undefined ones) must run: a backward
-    that cannot take them (a custom Function's) fails here with its own error. Values are
-    not compared: 0·inf in a rule is nan there, and PyTorch skips such nodes altogether."""
+    """Backward with zero output gradients (PyTorch's undefined ones) must run, and give
+    zero: a backward that cannot take them (a custom Function's) fails here with its own
+    error, and one that gives anything else is not multiplied by them (QA round 28: one
+    returning ones for a zero cotangent passed; `0 * f(x)` then has gradient 1). A nan is
+    allowed: 0·inf in a rule is nan there, where PyTorch skips such nodes altogether."""
     problems = []
     for name in target.names:
         try:
-            target.vjp(name, np.zeros(sum(target.sizes)))
+            given = target.vjp(name, np.zeros(sum(target.sizes)))
         except Exception as exc:  # the user's backward: report, do not crash
             problems.append(
                 f"Expected backward function to handle undefined output grads: backward of "
                 f"{name} with zero output gradients raised {type(exc).__name__}: {exc}"
+            )
+            continue
+        # (within nondet_tol; a backward that differs from itself is the reentrant test's)
+        again = target.vjp(name, np.zeros(sum(target.sizes)))
+        zero = (np.abs(given) <= target.nondet_tol) | np.isnan(given) | (given != again)
+        wrong = np.flatnonzero(~zero)
+        if wrong.size:
+            problems.append(
+                "Expected all input grads to be undefined or zero when all output grads are "
+                f"undefined or zero: with zero output gradients, the gradient of {name} is "
+                f"{given[wrong[0]]:.6g} at element {int(wrong[0])} ({wrong.size} of "
+                f"{given.size} nonzero): the backward is not multiplied by grad_output"
             )
     return problems
 

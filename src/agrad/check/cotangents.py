@@ -4,7 +4,11 @@ forgets to multiply by ``grad_output`` (``return 2*x``), squares it (``g*g*2*x``
 a constant from a right one: for those cotangents they give the same numbers. In use,
 the cotangent is anything (``0.5 * SumSq.apply(x)``) and such a gradient is wrong.
 PyTorch's gradcheck tests the zero cotangent; here one VJP with a random cotangent ``w``
-must equal ``w`` times the claim, which a zero, a factor or a square all fail.
+must equal ``w`` times the claim, which a zero, a factor or a square all fail; then
+±`LARGE`·|w| (a backward that clips grad_output to [-1, 1], as clipped estimators do, is
+linear for every |w| < 1, QA round 28), and the zero cotangent, which must give zero
+or nan (0·inf) — a backward that returns something else for it (``if (g == 0).all():
+return ones``) is right for every other cotangent and wrong where an output is unused.
 """
 
 from __future__ import annotations
@@ -50,6 +54,32 @@ def cotangent_test(
                          "again": float(again[j]), "nondet_tol": nondet_tol}  # fmt: skip
     finite = np.isfinite(grads)
     known = np.where(finite, grads, 0.0)  # (a non-finite claim is judged elsewhere)
+    large = LARGE * np.abs(w)  # (both signs, above 1: clipping either way shows)
+    for wk, which in ((w, "a random cotangent"), (large, LARGER), (-large, LARGER_NEGATIVE)):
+        if wk is not w:
+            u = wk if basis is None else wk @ basis
+            got = np.asarray(vjp(u), dtype=np.float64).reshape(-1)
+        bad, evidence = _linear(got, known, finite, wk, u, dtype, size, which)
+        if evidence is not None:
+            return bad, evidence
+    got = np.asarray(vjp(np.zeros_like(u)), dtype=np.float64).reshape(-1)
+    bad = ~((np.abs(got) <= nondet_tol) | np.isnan(got)) & finite.all(axis=0)
+    if not bad.any():
+        return bad, None
+    j = int(np.argmax(bad))
+    zero = "the zero cotangent"
+    return bad, {"reason": COTANGENT, "element": j, "with_cotangent": float(got[j]),
+                 "expected": 0.0, "cotangent_scale": 0.0, "which": zero}  # fmt: skip
+
+
+LARGE = 5.0  # the next cotangents: the random one's magnitudes times this, either sign
+LARGER = "a large positive cotangent (5 times the random one's magnitude)"
+LARGER_NEGATIVE = "a large negative cotangent (-5 times the random one's magnitude)"
+
+
+def _linear(got, known, finite, w, u, dtype, size, which) -> tuple[np.ndarray, dict | None]:
+    """Whether ``got``, the VJP of the cotangent ``u`` (``w`` in the claim's basis), is ``w``
+    times the claim (n elements: which are not, and the evidence)."""
     with np.errstate(all="ignore"):
         want, scale = w @ known, np.abs(w) @ np.abs(known)
         # Rounding: the same backward with another cotangent rounds differently; a
@@ -71,7 +101,8 @@ def cotangent_test(
         return bad, None
     j = int(np.argmax(np.where(bad, np.nan_to_num(np.abs(got - want), nan=np.inf), -1.0)))
     evidence = {"reason": COTANGENT, "element": j, "with_cotangent": float(got[j]),
-                "expected": float(want[j]), "cotangent_scale": float(np.abs(u).max())}  # fmt: skip
+                "expected": float(want[j]), "cotangent_scale": float(np.abs(u).max()),
+                "which": which}  # fmt: skip
     return bad, evidence
 
 

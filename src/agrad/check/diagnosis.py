@@ -278,8 +278,9 @@ def _cotangent(report, var, f0, options, i, j, where, count, a, n) -> Diagnosis:
     at = f"{report.name}[{element}]" if shape else report.name
     return Diagnosis(
         "cotangent",
-        "the backward is not linear in its cotangent (grad_output): with a random "
-        f"cotangent it gives {_g(found.get('with_cotangent', np.nan))} at {at}, where the "
+        "the backward is not linear in its cotangent (grad_output): with "
+        f"{found.get('which', 'a random cotangent')} it gives "
+        f"{_g(found.get('with_cotangent', np.nan))} at {at}, where the "
         "cotangent times the Jacobian it gives for one-hot cotangents is "
         f"{_g(found.get('expected', np.nan))}; multiply the gradient by grad_output (a "
         "backward that ignores it is right only for a loss used alone)",
