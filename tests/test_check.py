@@ -658,6 +658,11 @@ def test_expect_wrong_formula_fails_side_by_side(cli):
     assert expect["formula_value"] == pytest.approx(-14.0)
     assert expect["autograd"] == pytest.approx(-28.0)
     assert "formula disagrees" in expect["verdict"]
+    # (a script reading the counts sees the failure: QA round 27, where they were all 0)
+    assert report["variables"]["w"]["failures"] == 1 and expect["failures"] == 1
+    assert expect["max_abs_error"] == pytest.approx(14.0)
+    right = as_json(cli([*TUTORIAL, "--expect", "w=2*sum((w*x+b-y)*x)", "--format", "json"]))
+    assert right["variables"]["w"]["failures"] == 0 == right["variables"]["w"]["expect"]["failures"]
 
 
 # ---- 4. suites, golden values, JUnit ------------------------------------------------------

@@ -117,3 +117,15 @@ def test_a_small_jump_fails_as_a_jump_not_undecided_or_passed(height, x0):
     assert code == 1
     worst = report["variables"]["x"]["worst"]
     assert [w["reason"] for w in worst] == ["the function jumps"], worst
+
+
+@pytest.mark.parametrize(("program", "point", "size"), [
+    ("sign(x - 1)*3", "1", 6.0),  # from -3 to 3 (QA round 28: it said "about 0")
+    ("x*x + 5*(x > 1)", "1", 5.0),  # from 1 to 6, f(1) = 1 on the left piece
+    ("3 - 2*(x >= 2)", "2", 2.0),  # f(2) = 1 on the right piece
+])  # fmt: skip
+def test_a_jumps_size_is_the_step_between_its_sides(cli, program, point, size):
+    result = cli(["check", program, "--wrt", "x", "--set", f"x={point}", "--format", "json"])
+    diagnosis = json.loads(result.out)["variables"]["x"]["diagnosis"]
+    assert result.code == 1 and diagnosis["kind"] == "jump"
+    assert diagnosis["jump"] == pytest.approx(size, rel=1e-6)

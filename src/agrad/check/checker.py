@@ -376,11 +376,12 @@ def judge_claim(
     # Two valid subgradients at a kink may differ: compare them where autograd is smooth.
     smooth = autograd.verdicts != KINK
     tau = np.maximum(autograd.tolerance, report.tolerance)
-    agree = bool(np.all((np.abs(claim - autograd.analytic) <= tau) | ~smooth))
+    apart = ~(np.abs(claim - autograd.analytic) <= tau) & smooth
     left = np.where(smooth, np.nan, autograd.left).reshape(shape)
     right = np.where(smooth, np.nan, autograd.right).reshape(shape)
     verdicts = (report.verdict, autograd.verdict)
     undecided = "undecided" in verdicts and "fail" not in verdicts
     return ExpectReport(label, claim.reshape(shape), autograd.analytic.reshape(shape),
-                        autograd.numeric.reshape(shape), agree, report.ok, autograd.ok, left,
-                        right, undecided)  # fmt: skip
+                        autograd.numeric.reshape(shape), not apart.any(), report.ok, autograd.ok,
+                        left, right, undecided, failing=(report.verdicts == FAIL) | apart,
+                        max_abs_error=report.max_abs_error)  # fmt: skip

@@ -189,11 +189,17 @@ def _subgradient(report, var, f0, options, i, j, where, count, a, n) -> Diagnosi
 
 def _jump(report, var, f0, options, i, j, where, count, a, n) -> Diagnosis:
     h = float(report.step[j])
-    size = abs(float(report.right[i, j]) - float(report.left[i, j])) * h
+    # from the left limit to the right one (the one-sided quotients add up to it), or to the
+    # point's own value: sign(x)·3 at 0 jumps by 6 with both quotients 3/h (their difference,
+    # read before, said 0; QA round 28)
+    left, right = float(report.left[i, j]), float(report.right[i, j])
+    size = max(abs(left + right), abs(left), abs(right)) * h
+    # (at 0 the step is a subnormal ulp, over which any jump's quotient overflows)
+    by = f"by about {_g(size)} " if np.isfinite(size) else ""
     return Diagnosis(
         "jump",
-        f"the function jumps at {count} element(s): at {where} f changes by about "
-        f"{_g(size)} within a step of {h:.3g} on one side (the one-sided quotients are "
+        f"the function jumps at {count} element(s): at {where} f changes {by}"
+        f"within a step of {h:.3g} on one side (the one-sided quotients are "
         f"{_g(report.left[i, j])} and {_g(report.right[i, j])}): it has no derivative there, "
         f"so no gradient (here {_g(a)}) is right",
         {"jump": size, "step": h, "one_sided": [float(report.left[i, j]),
