@@ -366,6 +366,12 @@ def test_ctrl_c_reports_the_cases_done(cli, tmp_path, monkeypatch):
     assert result.err.startswith("error: interrupted at 'vector': 1 of 3 case(s) done")
     assert re.search(r"│\s*linreg\s*│\s*ok", result.out) and "kink" not in result.out
     assert not junit.exists() and not (tmp_path / "s.golden.json").exists()
+    # nothing says the values were recorded, or that the suite passed (QA round 27)
+    assert "updated" not in result.out and "not written" in result.out, result.out
+    assert "suite passed" not in result.out and "suite interrupted" in result.out
+    as_json = cli(["check", "--suite", suite, "--update-golden", "--format", "json"])
+    cases = json.loads(as_json.out)["cases"]
+    assert as_json.code == 130 and [c["golden"] for c in cases] == ["not written"]
 
 
 def test_names_are_printed_as_written_not_as_emoji_or_markup(cli, tmp_path):

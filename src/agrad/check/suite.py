@@ -55,7 +55,8 @@ class CaseResult:
     line: int
     ok: bool
     report: CheckReport | None
-    # "match", "regression", "missing", "updated", "kept" (not updated: the check failed),
+    # "match", "regression", "missing", "updated", "not written" (interrupted before the
+    # file was), "kept" (not updated: the check failed),
     # "off"; "" for an error case
     golden: str
     golden_error: float = 0.0

@@ -88,6 +88,9 @@ def run(
         except KeyboardInterrupt:  # between two cases
             stopped = stopped or "between cases"
     if stopped:
+        for case in (c for r in results for c in r.cases):
+            if case.golden == "updated":  # (nothing is written: the file keeps what it had)
+                case.golden = "not written"
         suite_report(results, fmt, precision)
         done = sum(len(r.cases) for r in results)
         total = sum(len(s.cases) for s in suites)

@@ -113,5 +113,7 @@ def suite_report(results: list[Any], fmt: str, precision: int) -> None:
         parts = [f"{failed} of {n} case(s) failed"] if failed else []
         parts += [f"{errors} {'' if failed else f'of {n} case(s) '}could not run"] * bool(errors)
         out.print(f"suite FAILED: {', '.join(parts)}{many}")
+    elif any(r.interrupted for r in results):  # (the error line after it says what was done)
+        out.print(f"suite interrupted: {n} case(s) ran, all ok{many}")
     else:
         out.print(f"suite passed: all {n} case(s) ok{many}")
