@@ -44,6 +44,7 @@ from .ulp_noise import doubt_jumps, doubt_noisy_failures, keep_steps
 from .verdict import (
     FAIL,
     FLAT,
+    FORCED_ROUNDING,
     KINK,
     PASS,
     RULE,
@@ -51,6 +52,7 @@ from .verdict import (
     Tolerance,
     judge,
     precision_triage,
+    rounding_size,
 )  # fmt: skip
 
 if TYPE_CHECKING:
@@ -218,6 +220,11 @@ def _compare(target, name, var, options, rng, claim) -> VariableReport:
         adaptive_tau, loose = tol.bounds(claim, numeric.estimate, size, x, numeric.complex_step)
         adaptive, _ = judge(claim, numeric, adaptive_tau, accuracy=loose)
         step_only = (verdicts == FAIL) & (reasons == RULE) & (adaptive == PASS)
+        if tol.atol is None:  # (a user's atol is compared plainly, as PyTorch's)
+            rounded = FORCED_ROUNDING * S.EPS * rounding_size(size)[:, None] / _fixed_steps(
+                var, options)[None, :]  # fmt: skip
+            within = step_only & (np.abs(claim - estimate) <= tau + rounded)
+            verdicts[within], reasons[within], step_only = PASS, 0, step_only & ~within
         reasons[step_only] = STEP
     tests, more, certified = subgradient_tests(var, f0, claim, numeric, tau, verdicts, reasons,
                                                rng)  # fmt: skip

@@ -86,6 +86,11 @@ DEFAULTS = {
 NARROW = 1e-8
 TWIN = 1e-6  # a float32 claim's float64 twin: the deciding fraction it is compared at
 FIXED_COMPARE = 1e-9  # (sum(sin(x)·x²) over 1,000 points: h = 6e-6 rounds to 1e-5 of 2e-4)
+# Where the adaptive steps pass a claim, a forced step h may miss it by f's rounding over
+# h, up to this many eps·|f|/h (two values each rounded, and rounded inside f): eps = 1e-6
+# on logsumexp(W @ W), |f| = 17, is off by 1.8e-9, 0.5 of them, and a right gradient
+# failed as "the step is too large" (QA round 28; PyTorch's gradcheck passes it).
+FORCED_ROUNDING = 8.0
 FLOOR = 1e-14  # the atol floor: this fraction of |f| per unit of x is rounding level
 # Where the complex step gave the numbers (exact), only the claim's own rounding is left:
 # a rule computed at the size of f (1 - tanh(20)² is 0, the truth 1.7e-17) is right.
