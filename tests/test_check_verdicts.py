@@ -378,3 +378,38 @@ def test_eval_detect_anomaly_names_the_op(cli, program, x, phase, column):
     shown = table.index(program)
     assert table[shown - 1].startswith("anomaly: ") and table[shown + 1].index("^") == column - 1
     assert "anomaly" not in json.loads(cli(args[:-1] + ["--format", "json"]).out)
+
+
+LOSS_1E12 = """
+import numpy as np
+
+def f(x):
+    return float(np.sum(x ** 2))
+
+def right(x):
+    return 2 * x
+
+def sign_flipped(x):  # the last element's sign: +2 where the truth is -2
+    g = 2 * x
+    g[2] = -g[2]
+    return g
+"""
+
+
+@pytest.mark.parametrize(("grad", "code"), [("right", 0), ("sign_flipped", 1)])
+def test_allow_undecided_does_not_pass_a_claim_leaning_wrong(cli, tmp_path, monkeypatch, grad,
+                                                             code):  # fmt: skip
+    # f = sum(x²) at [1e6, 1, -1]: f ≈ 1e12 rounds the small elements' differences to an
+    # error estimate of about 2, so -2 against a claim of +2 is undecided, 2.2 estimates
+    # away; --allow-undecided passed it (QA round 27). Truth by algebra: 2x.
+    (tmp_path / "loss.py").write_text(LOSS_1E12)
+    monkeypatch.chdir(tmp_path)
+    argv = ["check", "--python", "loss.py:f", "--grad", f"loss.py:{grad}", "--set",
+            "x=[1e6,1,-1]", "--allow-undecided", "--format", "json"]  # fmt: skip
+    result = cli(argv)
+    assert result.code == code, result.out
+    if code:
+        variable = json.loads(result.out)["variables"]["x"]
+        assert (
+            variable["verdict"] == "undecided" and "lean wrong" in variable["diagnosis"]["message"]
+        )

@@ -248,10 +248,16 @@ def _undecided(report, var, f0, options, i, j, where, count, a, n, reason) -> Di
             "resolves a derivative to float64's tolerance; check a float64 version of f, "
             "whose gradient is the same rule)"
         )
+    advice = options.advice("allow_undecided")
+    if report.leaning:  # (not passed with allow_undecided: see VariableReport.leaning)
+        advice = (
+            f"{report.leaning} of them lean wrong (the gradient is more than twice their "
+            "error estimate from the finite differences), which allowing undecided elements "
+            "does not pass: check at another point, or give an atol that covers them"
+        )
     return Diagnosis(
         "undecided",
-        f"undecided at {count} element(s), e.g. {where} (gradient {_g(a)}): "
-        f"{text}; {options.advice('allow_undecided')}",
+        f"undecided at {count} element(s), e.g. {where} (gradient {_g(a)}): {text}; {advice}",
         {"reason": reason},
     )
 

@@ -47,8 +47,10 @@ def _check_summary(report: Any) -> str:
     if report.ok:
         undecided = sum(v.undecided for v in report.variables.values())
         extra = f"; {undecided} undecided element(s) allowed" if undecided else ""
+        where = " where finite differences decide" if undecided else ""
         return (
-            f"check passed: {what} of {n} variable(s) agree ({_settings(report)}){kink_note}{extra}"
+            f"check passed: {what} of {n} variable(s) agree{where} ({_settings(report)})"
+            f"{kink_note}{extra}"
         )
     reasons = []
     for name, v in report.variables.items():
