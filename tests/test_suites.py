@@ -245,6 +245,49 @@ def test_golden_tolerance_per_suite_and_per_case(cli, tmp_path):
     assert code == 0 and report["cases"][0]["golden"] == "off"
 
 
+FLOAT32 = """[[case]]
+name = "layer32"
+program = "PROGRAM"
+dtype = "float32"
+wrt = ["v"]
+set = { A = "randn(200, 300)", u = "randn(200)", v = "randn(300)" }
+"""
+
+
+def test_float32_golden_values_allow_a_summation_orders_rounding(cli, tmp_path):
+    # sum(u * tanh(A @ v)) and dot(u, tanh(A @ v)) are the same function; in float32 they
+    # round differently (QA round 27: flagged at float64's rtol 1e-7, one float32 ulp)
+    suite = write(tmp_path, FLOAT32.replace("PROGRAM", "sum(u * tanh(A @ v))"))
+    assert cli(["check", "--suite", suite, "--update-golden"]).code == 0
+    write(tmp_path, FLOAT32.replace("PROGRAM", "dot(u, tanh(A @ v))"))
+    code, report = run_json(cli, "--suite", suite)
+    assert code == 0 and report["cases"][0]["golden"] == "match", report["cases"][0]
+    # ... but a real drift, 1e-4 of the output, is still seen
+    write(tmp_path, FLOAT32.replace("PROGRAM", "1.0001 * sum(u * tanh(A @ v))"))
+    code, report = run_json(cli, "--suite", suite)
+    assert code == 1 and report["cases"][0]["golden"] == "regression"
+
+
+NEAR_ZERO = """[[case]]
+name = "at its minimum"
+program = "sum((x - c)**2) + 1e6"
+wrt = ["x"]
+set = { x = "[1.0, 2.0]", c = "CENTRE" }
+ATOL"""
+
+
+@pytest.mark.parametrize(("atol", "code"), [("", 1), ("atol = 1e-6\n", 0)])
+def test_a_cases_own_atol_is_its_golden_atol_too(cli, tmp_path, atol, code):
+    # at the minimum the gradient is 2(x - c) = 0; moving c by 1e-8 moves it by 2e-8 —
+    # a regression at the default atol 1e-9, noise for a case that says its gradient is
+    # compared to 1e-6 (QA round 27: a least-squares gradient at its fit)
+    suite = write(tmp_path, NEAR_ZERO.replace("CENTRE", "[1.0, 2.0]").replace("ATOL", atol))
+    assert cli(["check", "--suite", suite, "--update-golden"]).code == 0
+    moved = NEAR_ZERO.replace("CENTRE", "[1.00000001, 2.0]").replace("ATOL", atol)
+    write(tmp_path, moved)
+    assert run_json(cli, "--suite", suite)[0] == code
+
+
 @pytest.mark.parametrize("table", ["rtol = inf", "atol = inf", "rtol = 1e-5\natol = inf"])
 def test_an_infinite_golden_tolerance_is_refused(cli, tmp_path, table):
     # (it would let any drift pass, silently: QA round 21)

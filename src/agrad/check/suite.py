@@ -136,6 +136,9 @@ def _tolerance(table: Any, base: golden.Tolerance, where: str) -> golden.Toleran
     values = {}
     for key in ("rtol", "atol"):
         value = table.get(key, getattr(base, key))
+        if value is None:  # (neither here nor in the suite: the case dtype's default)
+            values[key] = None
+            continue
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
             raise AgradValueError(f"{where}: {key} must be a number >= 0, got {value!r}")
         if value == float("inf"):  # (it would pass every drift, silently: QA round 21)
@@ -271,6 +274,7 @@ def _run_case(suite, i, case, names, update_golden, require_golden, allow_outsid
             tolerance = _tolerance(case["golden"], suite.tolerance, "golden") if isinstance(
                 case.get("golden"), dict
             ) else suite.tolerance  # fmt: skip
+            tolerance = tolerance.for_case(str(case.get("dtype", "float64")), case.get("atol"))
             _golden(result, recorded.get(name), tolerance, update_golden, require_golden, suite)
         else:
             result.golden = "off"
