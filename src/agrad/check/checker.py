@@ -30,6 +30,7 @@ from .flat import (
     doubt_row_rounded,
     doubt_shared_rounding,
     pass_flat,
+    pass_flat_side,
 )
 from .ladder import ladder
 from .noise import element_noise
@@ -216,6 +217,7 @@ def _compare(target, name, var, options, rng, claim) -> VariableReport:
     if estimate is None:
         evaluations += doubt_coarse_failures(var, f0, numeric, tau, claim, verdicts, reasons)
         evaluations += doubt_noisy_failures(var, f0, numeric, claim, verdicts, reasons)
+        evaluations += pass_flat_side(var, f0, claim, numeric, verdicts, reasons)
     if estimate is not None:  # a forced step that fails where the adaptive one passes
         adaptive_tau, loose = tol.bounds(claim, numeric.estimate, size, x, numeric.complex_step)
         adaptive, _ = judge(claim, numeric, adaptive_tau, accuracy=loose)

@@ -18,6 +18,7 @@ from .verdict import (
     RULE,
     SURE,
     UNDECIDED,
+    ZERO,
     rounding_size,
     row_scale,
 )
@@ -48,6 +49,42 @@ def pass_flat(var, f0, claim, exact_values, exact, tau, verdicts, reasons) -> in
         part[flat] = value
         array[:, cols] = part
     return 2 * cols.size
+
+
+def pass_flat_side(var, f0, claim, numeric, verdicts, reasons) -> int:
+    """A zero claim left undecided where the finite differences are exactly 0 but their
+    steps had to be small (a kink 1e-5 away: relu(x) + 1 at -1e-5, whose rounding bound
+    over steps below 1e-5 is 5e-10, above ZERO; QA round 27): where f does not move at all,
+    bit for bit, at any of the ladder's steps on one side, it is flat there, and its
+    derivative (smooth, as the ladder found it) is within f's rounding over the largest
+    step, ulp(f)/h. Passed where that bound is below 2·ZERO (as any zero claim is decided);
+    f = 1e12 + 1e-3·x is flat too, to steps of 1e-3, with a bound of 0.1: left undecided.
+    Returns the evaluations taken."""
+    with np.errstate(invalid="ignore"):
+        doubted = (verdicts == UNDECIDED) & (reasons == INACCURATE) & (np.abs(claim) <= FLAT)
+    doubted &= (numeric.kind == S.SMOOTH) & (numeric.estimate == 0)
+    cols = np.nonzero(doubted.any(axis=0))[0][:MOST_FLAT]
+    if not cols.size:
+        return 0
+    along = var.along_coordinates()
+    f = np.asarray(f0, dtype=np.float64).reshape(-1)[:, None]
+    first = S.START * S.element_scale(var.base.reshape(-1))[cols]
+    still = {1.0: np.ones(doubted[:, cols].shape, dtype=bool)}
+    still[-1.0] = still[1.0].copy()
+    with np.errstate(all="ignore"):
+        for k in range(S.MAX_LEVELS):
+            for side, flat_so_far in still.items():
+                flat_so_far &= along(cols, side * first / S.RATIO**k) == f
+    bound = np.spacing(np.abs(f)) / first[None, :]
+    passed = doubted[:, cols] & (still[1.0] | still[-1.0]) & (bound <= 2 * ZERO)
+    for array, value in ((verdicts, PASS), (reasons, 0)):
+        part = array[:, cols]
+        part[passed] = value
+        array[:, cols] = part
+    return 2 * S.MAX_LEVELS * cols.size
+
+
+MOST_FLAT = 64  # elements `pass_flat_side` looks at (two evaluations a level each)
 
 
 def doubt_rounded(f0, claim, exact_values, exact, verdicts, reasons) -> None:
