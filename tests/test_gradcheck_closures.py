@@ -157,3 +157,35 @@ def test_the_same_tensor_given_twice_moves_as_one():
     for T in (torch, agrad):
         f, inputs = make(T)
         assert T.autograd.gradcheck(f, inputs)
+
+
+def _cube_in_place(T):
+    class CubeInPlace(T.autograd.Function):  # right: its backward reads the original x
+        @staticmethod
+        def forward(ctx, x):
+            ctx.x0 = x.detach().clone()
+            x.pow_(3)
+            ctx.mark_dirty(x)
+            return x
+
+        @staticmethod
+        def backward(ctx, g):
+            return g * 3 * ctx.x0**2
+
+    return CubeInPlace
+
+
+def test_a_function_that_writes_into_its_input_is_refused_clearly():
+    # Each call would start from the values the last one left (PyTorch's gradcheck gives a
+    # garbage Jacobian; agrad said "a leaf Variable ... in-place" of its own copy, QA 28)
+    cube = _cube_in_place(agrad)
+    base = agrad.tensor([0.7, -1.3, 0.4], requires_grad=True)
+    with pytest.raises(ValueError, match="writes into input 0 in place.*clone"):
+        agrad.autograd.gradcheck(cube.apply, (base * 1.0,))
+    scale = agrad.tensor([2.0, 3.0, 4.0])  # a constant input written in place: the same
+    with pytest.raises(ValueError, match="writes into input 1 in place"):
+        agrad.autograd.gradcheck(lambda x, c: (x * c.mul_(2)).sum(), (base, scale))
+    # the way out the message gives: as in PyTorch, where it passes too
+    assert agrad.autograd.gradcheck(lambda t: cube.apply(t.clone()), (base * 1.0,))
+    t = torch.tensor([0.7, -1.3, 0.4], dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(lambda u: _cube_in_place(torch).apply(u.clone()), (t * 1.0,))

@@ -74,10 +74,12 @@ class AgradCallableTarget:
         self.names = list(names) if names is not None else [f"input {i}" for i in positions]
         narrowed: list[np.dtype] = []
         outer, CASTS.seen = CASTS.seen, narrowed
+        versions = [x._version if isinstance(x, Tensor) else 0 for x in self.inputs]
         try:
             outputs = self._call(self.inputs, record=True, wide=False)
         finally:
             CASTS.seen = outer
+        _refuse_written(self.inputs, versions, self.names, self.positions)
         if not outputs:
             raise NoFloatingOutput(
                 "the function returns no floating-point tensor (only integer or bool ones): "
@@ -294,6 +296,21 @@ class AgradCallableTarget:
         g = autograd_grad(wanted, [leaf], grad_outputs=parts, retain_graph=True,
                           allow_unused=True)[0]  # fmt: skip
         return np.zeros(leaf._array.size) if g is None else g._array.astype(np.float64).reshape(-1)
+
+
+def _refuse_written(inputs: tuple, versions: list[int], names: list[str], positions: list[int]):
+    """A function that writes into an input in place (x.pow_(3) with mark_dirty, c.mul_(2))
+    computes another function at every call: there is nothing to compare its gradient with
+    (QA round 28: "a leaf Variable ... in-place operation" about agrad's own copy, or "the
+    rule is wrong" at values the first call had cubed)."""
+    for i, (x, before) in enumerate(zip(inputs, versions, strict=True)):
+        if isinstance(x, Tensor) and x._version != before:
+            name = names[positions.index(i)] if i in positions else f"input {i}"
+            raise AgradValueError(
+                f"the function writes into {name} in place, so each call starts from the "
+                "values the last one left: a gradient check needs a function of its inputs' "
+                "values; clone the input first (lambda t: F.apply(t.clone()))"
+            )
 
 
 def _flat(outputs: list[Tensor]) -> np.ndarray:
