@@ -67,3 +67,38 @@ def test_a_forced_step_that_cannot_resolve_the_gradient_passes_nothing_wrong(cli
     code = cli(["check", "1e12 + sum(x**2)", "--wrt", "x", "--set", "x=[0.5,1.5]", "--eps",
                 "1e-6", "--expect", "x=2*x + 10"]).code  # fmt: skip
     assert code == 1
+
+
+def test_the_printed_jacobians_are_laid_out_as_pytorchs():
+    # PyTorch prints numerical and analytical as input elements by output elements, for
+    # the output it names (agrad printed output by input, all outputs stacked: QA round 28)
+    def make(T):
+        def f(x):
+            return x[:2] * 2, (x * x).sum().reshape(1) * 0 + x[2]
+
+        class Wrong(T.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 1.0
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 0.5
+
+        return lambda x: f(Wrong.apply(x))
+
+    messages = []
+    for T in (torch, agrad):
+        x = T.tensor([0.3, -0.7, 1.1], dtype=T.float64, requires_grad=True)
+        with pytest.raises(Exception) as info:
+            T.autograd.gradcheck(make(T), (x,))
+        messages.append(str(info.value))
+
+    def shape(message: str, which: str) -> tuple[int, int]:
+        block = message.split(f"{which}:tensor(")[1].split(")")[0]
+        rows = [r for r in block.split("]") if "[" in r]
+        return len(rows), len(rows[0].split("[")[-1].split(","))
+
+    for which in ("numerical", "analytical"):
+        assert shape(messages[1], which) == shape(messages[0], which) == (3, 2)
+    assert messages[0].splitlines()[0] == messages[1].splitlines()[0]

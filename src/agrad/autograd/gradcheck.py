@@ -91,7 +91,8 @@ def gradcheck(
     if check_batched_grad:
         problems += _batched_problems(target)
     options = CheckOptions(eps=eps, atol=atol, rtol=rtol, fast=fast_mode, wording="gradcheck")
-    report = check_target(target, options)
+    with np.errstate(all="ignore"):  # (points outside f's domain are probed on purpose)
+        report = check_target(target, options)
     if report.ok and not problems:
         return True
     if not raise_exception:
@@ -154,9 +155,12 @@ def describe(report: CheckReport, target: AgradCallableTarget, inputs: tuple) ->
             lines = [_FIRST_LINES[kind].format(position)]
         if v.diagnosis is not None:
             lines.append(v.diagnosis.message)
-        if v.compared <= 400 and not report.fast:
-            lines.append(f"numerical:{wrap(v.numeric.copy())!r}")
-            lines.append(f"analytical:{wrap(v.analytic.copy())!r}")
+        if v.compared <= 400 and not report.fast:  # (PyTorch's layout: input by output
+            # elements, for the output named above)
+            start = int(sum(target.sizes[:output]))
+            rows = slice(start, start + target.sizes[output]) if target.sizes else slice(None)
+            lines.append(f"numerical:{wrap(v.numeric[rows].T.copy())!r}")
+            lines.append(f"analytical:{wrap(v.analytic[rows].T.copy())!r}")
         return "\n".join(lines) + "\n"
     return "gradcheck failed\n"
 

@@ -96,13 +96,15 @@ def suite_report(results: list[Any], fmt: str, precision: int) -> None:
             continue
         for var_name, v in c.report.variables.items() if c.report else []:
             if not v.ok:
-                detail = (
-                    f"expect: {v.expect.verdict()}"
-                    if v.expect and not v.expect.ok
-                    else f"{v.failures} of {v.compared} elements differ, max abs error "
-                    f"{number(v.max_abs_error, 3)}"
-                )
-                out.print(f"FAIL {name}: {var_name}: {detail}")
+                if v.expect and not v.expect.ok:
+                    detail = f"expect: {v.expect.verdict()}"
+                elif v.failures:
+                    detail = (f"{v.failures} of {v.compared} elements differ, max abs error "
+                              f"{number(v.max_abs_error, 3)}")  # fmt: skip
+                else:  # (undecided only: "0 of 1 elements differ" said nothing, QA round 27)
+                    why = v.diagnosis.message if v.diagnosis is not None else "undecided"
+                    detail = f"{v.undecided} of {v.compared} elements undecided: {why}"
+                out.print(f"FAIL {name}: {var_name}: {printable(detail)}")
         if c.message:
             out.print(f"FAIL {name}: {printable(c.message)}")
     failed = sum(c.outcome == "failed" for c in cases)
