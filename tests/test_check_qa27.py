@@ -69,3 +69,39 @@ def test_a_function_flat_only_by_rounding_does_not_pass_a_zero_claim(cli, tmp_pa
     code, report = _check(cli, "--python", "f.py:large", "--grad", "f.py:zero", "--set",
                           "w=[1.0, 2.0]")  # fmt: skip
     assert code == 1 and report["variables"]["w"]["verdict"] != "pass"
+
+
+def test_a_zero_size_variable_says_there_is_nothing_to_compare(cli):
+    # (PyTorch's gradcheck answers True for it; the table's caption said " of 0")
+    result = cli(["check", "sum(x**2)", "--wrt", "x", "--set", "x=zeros(0)"])
+    text = " ".join(result.out.split())
+    assert result.code == 0 and "nothing to compare" in text and " of 0" not in text
+
+
+NAN_EVERYWHERE = """
+import numpy as np
+
+def f(x):
+    return float(np.sum(np.log(x - 10.0)))  # nan wherever x < 10
+
+def g(x):
+    return 1.0 / (x - 10.0)
+"""
+
+
+def test_a_function_not_finite_anywhere_is_not_described_as_kinks(cli, tmp_path, monkeypatch):
+    (tmp_path / "f.py").write_text(NAN_EVERYWHERE)
+    monkeypatch.chdir(tmp_path)
+    result = cli(["check", "--python", "f.py:f", "--grad", "f.py:g", "--set", "x=[0.3, 1.7]"])
+    text = " ".join(result.out.split())
+    assert result.code in (1, 2) and "at kinks only" not in text, text
+
+
+def test_allow_undecided_does_not_pass_a_function_not_finite_at_the_point(cli, tmp_path,
+                                                                          monkeypatch):  # fmt: skip
+    # f is nan at the point: no gradient is right there (PyTorch's gradcheck fails it)
+    (tmp_path / "f.py").write_text(NAN_EVERYWHERE)
+    monkeypatch.chdir(tmp_path)
+    result = cli(["check", "--python", "f.py:f", "--grad", "f.py:g", "--set", "x=[0.3, 1.7]",
+                  "--allow-undecided"])  # fmt: skip
+    assert result.code == 1, result.out

@@ -44,6 +44,8 @@ def _check_summary(report: Any) -> str:
     what = "second derivatives" if report.order == 2 else "gradients"
     kinks = sum(v.count(2) for v in report.variables.values())
     kink_note = f"; {kinks} non-differentiable point(s) noted" if kinks else ""
+    if report.ok and not any(v.compared for v in report.variables.values()):
+        return f"check passed: nothing to compare (no elements) ({_settings(report)})"
     if report.ok:
         undecided = sum(v.undecided for v in report.variables.values())
         extra = f"; {undecided} undecided element(s) allowed" if undecided else ""
@@ -88,11 +90,15 @@ def check_report(report: Any, fmt: str, precision: int, all_elements: bool = Fal
 def _variable_tables(out: Any, report: Any, name: str, v: Any, precision: int) -> None:
     note = ", unused" if v.unused else ""
     counts = ", ".join(f"{k} {c}" for k, c in v.counts().items() if c)
-    caption = f"{counts} of {v.compared}; " + (
-        f"max abs error {number(v.max_abs_error, 3)}, max rel error {number(v.max_rel_error, 3)}"
-        if v.measured or not v.compared
-        else "at kinks only (one-sided derivatives, no error to measure)"
-    )
+    if not v.compared:  # (a zero-size variable: " of 0" said nothing, QA round 27)
+        caption = "no elements: nothing to compare"
+    elif v.measured:
+        caption = (f"{counts} of {v.compared}; max abs error {number(v.max_abs_error, 3)}, "
+                   f"max rel error {number(v.max_rel_error, 3)}")  # fmt: skip
+    elif v.count(2):  # (KINK)
+        caption = f"{counts} of {v.compared}; at kinks only (one-sided derivatives, no error)"
+    else:  # (f not finite where the differences go: no error to measure)
+        caption = f"{counts} of {v.compared}; no finite difference to measure an error against"
     index_head = "direction" if report.fast or report.method == "taylor" else "index"
     table = _table(
         f"{name}: {v.verdict}{note}",
