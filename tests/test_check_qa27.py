@@ -97,7 +97,7 @@ def test_a_function_not_finite_anywhere_is_not_described_as_kinks(cli, tmp_path,
     assert result.code in (1, 2) and "at kinks only" not in text, text
 
 
-def test_allow_undecided_does_not_pass_a_function_not_finite_at_the_point(cli, tmp_path,
+def test_allow_undecided_does_not_pass_a_function_nan_at_the_point(cli, tmp_path,
                                                                           monkeypatch):  # fmt: skip
     # f is nan at the point: no gradient is right there (PyTorch's gradcheck fails it)
     (tmp_path / "f.py").write_text(NAN_EVERYWHERE)

@@ -266,7 +266,7 @@ def _compare(target, name, var, options, rng, claim) -> VariableReport:
         direction_tests=tests,
         certified_rows=certified,
         cotangent=cotangent,
-        unfinite=~np.isfinite(np.asarray(f0, dtype=np.float64).reshape(-1)),
+        undefined=np.isnan(np.asarray(f0, dtype=np.float64).reshape(-1)),
     )
     if not report.ok:
         report.diagnosis = diagnose(report, var, f0, options)

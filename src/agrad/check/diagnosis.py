@@ -252,7 +252,7 @@ def _undecided(report, var, f0, options, i, j, where, count, a, n, reason) -> Di
     if report.leaning:  # (not passed with allow_undecided: see VariableReport.leaning)
         advice = (
             f"{report.leaning} of them lean wrong (the gradient is more than twice their "
-            "error estimate from the finite differences, or f is not finite at the point), "
+            "error estimate from the finite differences, or f is nan at the point), "
             "which allowing undecided elements does not pass: check at another point, or "
             "give an atol that covers them"
         )

@@ -169,7 +169,7 @@ class VariableReport:
     # several coordinates: within their hull, see `hull`)
     certified_rows: list = field(default_factory=list)
     cotangent: dict | None = None  # a VJP not linear in its cotangent (see `cotangents`)
-    unfinite: np.ndarray | None = None  # (m,): outputs not finite at the point itself
+    undefined: np.ndarray | None = None  # (m,): outputs nan at the point itself
 
     # ---- counts and summaries ------------------------------------------------------------
 
@@ -201,8 +201,9 @@ class VariableReport:
         1e12, 2.2 estimates away, passed with it)."""
         with np.errstate(invalid="ignore"):
             far = np.abs(self.analytic - self.numeric) > self.tolerance + LEANING * self.error
-        if self.unfinite is not None:  # (nor where f itself is nan or inf at the point:
-            far |= self.unfinite.reshape(-1, 1)  # no gradient is right there, QA round 27)
+        if self.undefined is not None:  # (nor where f itself is nan at the point: no
+            far |= self.undefined.reshape(-1, 1)  # gradient is right there, QA round 27;
+            # an overflow's inf is exp(710)'s, whose gradient is inf too)
         return int(np.count_nonzero((self.verdicts == UNDECIDED) & far))
 
     @property
