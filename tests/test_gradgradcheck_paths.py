@@ -66,3 +66,34 @@ def test_masked_true_on_dense_inputs_changes_nothing_as_in_pytorch(check):
     cube = _cube(6.0).apply  # (a wrong recorded path: gradgradcheck still fails it)
     if check == "gradgradcheck":
         assert not agrad.autograd.gradgradcheck(cube, (X,), masked=True, raise_exception=False)
+
+
+def _cube_outside(kind: str):
+    class Cube(agrad.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x**3
+
+        @staticmethod
+        def backward(ctx, g):
+            (x,) = ctx.saved_tensors
+            if kind == "numpy":  # (right at first order: a NumPy backward)
+                return agrad.tensor(g.detach().numpy() * 3 * x.detach().numpy() ** 2)
+            return g * 3 * x.detach() ** 2  # "detach"
+
+    if kind == "once":
+        Cube.backward = staticmethod(agrad.autograd.function.once_differentiable(
+            lambda ctx, g: g * 3 * ctx.saved_tensors[0] ** 2))  # fmt: skip
+    return Cube
+
+
+@pytest.mark.parametrize("kind", ["numpy", "detach", "once"])
+def test_a_backward_outside_autograd_is_named_not_blamed_on_a_rule(kind):
+    # (QA round 28: "the rule is wrong ... the gradient is 0" for each; the second
+    # derivative of x³ is 6x, which autograd cannot see through such a backward)
+    x = agrad.tensor([0.5, -1.2, 2.0], dtype=agrad.float64, requires_grad=True)
+    cube = _cube_outside(kind)
+    assert agrad.autograd.gradcheck(cube.apply, (x,))  # first order: right
+    with pytest.raises(GradcheckError, match="does not depend on input 0"):
+        agrad.autograd.gradgradcheck(cube.apply, (x,))

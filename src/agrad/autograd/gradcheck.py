@@ -297,24 +297,50 @@ def gradgradcheck(
         return vjp(args[:count], list(args[count:]), True)
 
     plain = vjp(inputs, [wrap(v._array) for v in vs], False)
-    problem = _paths_problem(first_derivative(*inputs, *vs), plain)
+    recorded = first_derivative(*inputs, *vs)
+    problem = _paths_problem(recorded, plain)
     if problem is not None:
         if not raise_exception:
             return False
         raise GradcheckError(problem)
-    return gradcheck(
-        first_derivative,
-        (*inputs, *vs),
-        eps=eps,
-        atol=atol,
-        rtol=rtol,
-        raise_exception=raise_exception,
-        nondet_tol=nondet_tol,
-        check_undefined_grad=check_undefined_grad,
-        check_grad_dtypes=check_grad_dtypes,
-        check_batched_grad=check_batched_grad,
-        fast_mode=fast_mode,
-    )
+    try:
+        return gradcheck(
+            first_derivative,
+            (*inputs, *vs),
+            eps=eps,
+            atol=atol,
+            rtol=rtol,
+            raise_exception=raise_exception,
+            nondet_tol=nondet_tol,
+            check_undefined_grad=check_undefined_grad,
+            check_grad_dtypes=check_grad_dtypes,
+            check_batched_grad=check_batched_grad,
+            fast_mode=fast_mode,
+        )
+    except GradcheckError as exc:
+        # (a first derivative autograd cannot differentiate claims a second derivative of
+        # 0: "the rule is wrong" blamed a rule, QA round 28; say why it is 0)
+        cut = _unreached(recorded, inputs)
+        if not cut:
+            raise
+        raise GradcheckError(
+            f"The first derivative does not depend on input {cut[0]} in autograd's graph: "
+            "the backward computes it outside autograd (@once_differentiable, NumPy, "
+            ".detach() or no_grad inside backward), so autograd claims a second derivative "
+            f"of 0 there.\n{exc}"
+        ) from None
+
+
+def _unreached(recorded: tuple, inputs: tuple) -> list[int]:
+    """The inputs that require grad which no part of the recorded first derivative reaches."""
+    tracked = [g for g in recorded if g.requires_grad]
+    wanted = [i for i, x in enumerate(inputs) if isinstance(x, Tensor) and x.requires_grad]
+    if not tracked:
+        return wanted
+    ones = [wrap(np.ones_like(g._array)) for g in tracked]
+    found = grad(tracked, [inputs[i] for i in wanted], grad_outputs=ones, retain_graph=True,
+                 allow_unused=True)  # fmt: skip
+    return [i for i, g in zip(wanted, found, strict=True) if g is None]
 
 
 PATHS_RTOL = 1e-7  # (the two paths may round differently: a formula written twice)
