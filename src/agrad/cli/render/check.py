@@ -96,7 +96,8 @@ def _variable_tables(out: Any, report: Any, name: str, v: Any, precision: int) -
         caption = (f"{counts} of {v.compared}; max abs error {number(v.max_abs_error, 3)}, "
                    f"max rel error {number(v.max_rel_error, 3)}")  # fmt: skip
     elif v.count(2):  # (KINK)
-        caption = f"{counts} of {v.compared}; at kinks only (one-sided derivatives, no error)"
+        caption = (f"{counts} of {v.compared}; at kinks only (one-sided derivatives, no error "
+                   "to measure)")  # fmt: skip
     else:  # (f not finite where the differences go: no error to measure)
         caption = f"{counts} of {v.compared}; no finite difference to measure an error against"
     index_head = "direction" if report.fast or report.method == "taylor" else "index"
