@@ -95,7 +95,7 @@ def _variable_tables(out: Any, report: Any, name: str, v: Any, precision: int) -
     elif v.measured:
         caption = (f"{counts} of {v.compared}; max abs error {number(v.max_abs_error, 3)}, "
                    f"max rel error {number(v.max_rel_error, 3)}")  # fmt: skip
-    elif v.count(2):  # (KINK)
+    elif v.count(2) or np.isfinite(v.left).any():  # (kinks: one-sided derivatives)
         caption = (f"{counts} of {v.compared}; at kinks only (one-sided derivatives, no error "
                    "to measure)")  # fmt: skip
     else:  # (f not finite where the differences go: no error to measure)
