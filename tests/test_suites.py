@@ -276,16 +276,38 @@ set = { x = "[1.0, 2.0]", c = "CENTRE" }
 ATOL"""
 
 
-@pytest.mark.parametrize(("atol", "code"), [("", 1), ("atol = 1e-6\n", 0)])
+@pytest.mark.parametrize(("atol", "code"), [("", 1), ("atol = 1e-5\n", 0)])
 def test_a_cases_own_atol_is_its_golden_atol_too(cli, tmp_path, atol, code):
     # at the minimum the gradient is 2(x - c) = 0; moving c by 1e-8 moves it by 2e-8 —
     # a regression at the default atol 1e-9, noise for a case that says its gradient is
-    # compared to 1e-6 (QA round 27: a least-squares gradient at its fit)
+    # compared to 1e-5, a hundredth of which is its golden atol (QA round 27: a
+    # least-squares gradient at its fit)
     suite = write(tmp_path, NEAR_ZERO.replace("CENTRE", "[1.0, 2.0]").replace("ATOL", atol))
     assert cli(["check", "--suite", suite, "--update-golden"]).code == 0
     moved = NEAR_ZERO.replace("CENTRE", "[1.00000001, 2.0]").replace("ATOL", atol)
     write(tmp_path, moved)
     assert run_json(cli, "--suite", suite)[0] == code
+
+
+DRIFTS = {  # (QA round 29: both matched, with a row allowance of 1e-10 and a golden atol
+    # equal to the case's own)
+    "a small element beside a large one": (
+        'program = "sum(w*x**2)"\nwrt = ["x"]\nset = { x = "[1.0, 1.0]", w = "[1e8, W]" }\n',
+        "1e-2", "1.9e-2"),  # its gradient 0.02 -> 0.038
+    "an element near the case's atol": (
+        'program = "sum(v*y**3)"\nwrt = ["y"]\nset = { y = "[1.0, 2.0]", v = "[1.0, W]" }\n'
+        "atol = 1e-3\n", "1e-4", "1.5e-4"),  # its gradient 1.2e-3 -> 1.8e-3
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("name", list(DRIFTS))
+def test_a_real_drift_of_a_small_element_is_a_regression(cli, tmp_path, name):
+    body, before, after = DRIFTS[name]
+    suite = write(tmp_path, '[[case]]\nname = "c"\n' + body.replace("W", before))
+    assert cli(["check", "--suite", suite, "--update-golden"]).code == 0
+    write(tmp_path, '[[case]]\nname = "c"\n' + body.replace("W", after))
+    code, report = run_json(cli, "--suite", suite)
+    assert code == 1 and report["cases"][0]["golden"] == "regression", report["cases"][0]
 
 
 @pytest.mark.parametrize("table", ["rtol = inf", "atol = inf", "rtol = 1e-5\natol = inf"])
