@@ -63,7 +63,10 @@ def cotangent_test(
         if evidence is not None:
             return bad, evidence
     got = np.asarray(vjp(np.zeros_like(u)), dtype=np.float64).reshape(-1)
-    bad = ~((np.abs(got) <= nondet_tol) | np.isnan(got)) & finite.all(axis=0)
+    # (within an ulp of the claim's scale: an iterative backward leaves 8.7e-22 there, far
+    # below the rounding the other cotangents are allowed, QA round 29)
+    residue = max(nondet_tol, float(np.finfo(np.float64).eps) * float(np.abs(known).max()))
+    bad = ~((np.abs(got) <= residue) | np.isnan(got)) & finite.all(axis=0)
     if not bad.any():
         return bad, None
     j = int(np.argmax(bad))
@@ -96,8 +99,13 @@ def _linear(got, known, finite, w, u, dtype, size, which) -> tuple[np.ndarray, d
         if size is not None:  # (softmax at [30, 0, 1]: s·(w - s·w) cancels to ulps of s,
             # which the chain rule amplifies: see verdict.ROUNDED_ULPS)
             allowed = allowed + ROUNDED_ULPS * eps * float(np.abs(u) @ rounding_size(size))
-        # (where the cotangent times the claim overflows, 5 × exp(709.78), nothing to test)
-        bad = ~(np.abs(got - want) <= allowed) & finite.all(axis=0) & np.isfinite(want)
+        # (where the cotangent times the claim overflows, 5 × exp(709.78), nothing to test;
+        # nor where only the larger cotangent overflows inside the backward, g·e^2x/e^x at
+        # 354.85, QA round 29: a fragile backward, not one nonlinear in grad_output)
+        testable = finite.all(axis=0) & np.isfinite(want)
+        if which != "a random cotangent":
+            testable &= np.isfinite(got)
+        bad = ~(np.abs(got - want) <= allowed) & testable
     if not bad.any():
         return bad, None
     j = int(np.argmax(np.where(bad, np.nan_to_num(np.abs(got - want), nan=np.inf), -1.0)))
