@@ -107,3 +107,14 @@ def test_float32_programs_keep_the_staircase_undecided(cli):
     for x in _points(1e3, 2, seed=3):
         code, report = _check(cli, "round(x*1e3)/1e3 + x", x, "--dtype", "float32")
         assert code == 1 and report["variables"]["x"]["verdict"] != "pass"
+
+
+@pytest.mark.parametrize(("claim", "ok"), [("3.5", False), ("-3.2", False), ("3", True),
+                                           ("0", True), ("-2.9", True)])  # fmt: skip
+def test_a_kink_beside_fine_stairs_has_its_own_one_sided_derivatives(cli, claim, ok):
+    # 3|x - 0.3| + round(x·1e6)/1e6 at 0.3: round is constant within 5e-7 of the point,
+    # so the one-sided derivatives are -3 and 3; measured across the stairs they were
+    # [-1.95, 4.05], and 3.5 passed as a subgradient (QA round 29)
+    code, report = _check(cli, "3*abs(x - 0.3) + round(x*1e6)/1e6", 0.3, "--expect", f"x={claim}")
+    assert report["ok"] is ok and code == (0 if ok else 1), report["variables"]["x"]
+    assert report["variables"]["x"]["kinks"][0]["one_sided"] == pytest.approx([-3, 3], rel=1e-6)

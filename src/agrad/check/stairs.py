@@ -35,7 +35,12 @@ def refine_below_stairs(
         )
         rough = (numeric.kind == S.SMOOTH) & ~(numeric.error <= accuracy)
     noisy = (numeric.kind == S.UNDECIDED) & (numeric.reason == S.NOISE)
-    doubted = disputed | rough | noisy
+    # (and kinks: one-sided quotients across stairs made 3|x - 0.3| + round(x·1e6)/1e6 at
+    # 0.3 a kink of [-1.95, 4.05], not [-3, 3], and a claim of 3.5 passed, QA round 29)
+    kinks = (numeric.kind == S.KINK) | (
+        (numeric.kind == S.UNDECIDED) & (numeric.reason == S.KINK_CLOSE)
+    )
+    doubted = disputed | rough | noisy | kinks
     columns = np.nonzero(doubted.any(axis=0))[0][:MOST]
     if not columns.size:
         return 0
