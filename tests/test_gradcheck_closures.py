@@ -189,3 +189,45 @@ def test_a_function_that_writes_into_its_input_is_refused_clearly():
     assert agrad.autograd.gradcheck(lambda t: cube.apply(t.clone()), (base * 1.0,))
     t = torch.tensor([0.7, -1.3, 0.4], dtype=torch.float64, requires_grad=True)
     assert torch.autograd.gradcheck(lambda u: _cube_in_place(torch).apply(u.clone()), (t * 1.0,))
+
+
+def _aliases(T, kind: str):
+    """A function that also reads its input W through an alias made outside the call (QA
+    round 29): PyTorch moves W's storage in place, so every alias moves with it."""
+    rng = np.random.default_rng(1)
+    W = T.tensor(rng.standard_normal((3, 2)), requires_grad=True)
+    x = T.tensor(rng.standard_normal((4, 3)), requires_grad=True)
+    if kind == "no_grad transpose, gradient forgotten":
+        with T.no_grad():
+            Wt = W.t()
+        return (lambda a, w: (a @ Wt.t() @ Wt).sum()), (x, W)
+    if kind == "transpose with its graph, right":
+        Wt = W.t()
+        return (lambda a, w: (a @ w @ Wt).sum()), (x, W)
+    if kind == "detached copy, gradient forgotten":
+        Wd = W.detach()
+        return (lambda a, w: (w * Wd).sum() + (a @ w).sum()), (x, W)
+    cache: dict = {}  # "a transpose cached on the first call, gradient forgotten"
+
+    def cached(a, w):
+        if "wt" not in cache:
+            with T.no_grad():
+                cache["wt"] = w.t()
+        return (a @ w).sum() + (cache["wt"] ** 2).sum()
+
+    return cached, (x, W)
+
+
+ALIASES = ["no_grad transpose, gradient forgotten", "transpose with its graph, right",
+           "detached copy, gradient forgotten",
+           "a transpose cached on the first call, gradient forgotten"]  # fmt: skip
+
+
+@pytest.mark.parametrize("kind", ALIASES)
+def test_an_alias_of_an_input_moves_with_it(kind):
+    verdicts = []
+    for T in (torch, agrad):
+        f, inputs = _aliases(T, kind)
+        verdicts.append(T.autograd.gradcheck(f, inputs, raise_exception=False))
+    assert verdicts[0] is ("right" in kind)  # the oracle
+    assert verdicts[1] is verdicts[0]

@@ -223,7 +223,7 @@ class AgradCallableTarget:
 
     def _proved(self, wide: tuple, outputs: list[Tensor]) -> Replay | None:
         leaves = [wide[i] for i in self.positions]
-        tapes = [Tape(o, leaves) for o in outputs]
+        tapes = [Tape(o, leaves).own_constants() for o in outputs]  # (see `_held`)
         if not all(replayable(t) for t in tapes):
             return None
         bases = [np.array(leaf._array, dtype=np.float64) for leaf in leaves]  # (ours)
@@ -321,15 +321,16 @@ def _flat(outputs: list[Tensor]) -> np.ndarray:
 
 @contextmanager
 def _held(inputs: tuple, points: dict[int, np.ndarray]) -> Iterator[tuple]:
-    """``inputs`` as a call's arguments, each floating tensor holding a float64 array
-    (``points[i]`` for input i, else its own values) while the call runs: the caller's
-    tensors themselves, so that every use of one moves with it — through a closure or a
-    module's parameters too, as PyTorch's gradcheck moves its inputs in place (QA round
-    28: with fresh copies, a tied weight's forgotten gradient passed, and the right one
-    failed). A new array each call, not a write into the caller's: a value the function
-    kept from another call (x.detach() in a recorded graph) must not move with it. A view
-    of another tensor shares its storage: it gets a float64 copy."""
+    """``inputs`` as a call's arguments, each floating tensor holding float64 values
+    (``points[i]`` for input i, else its own) while the call runs: the caller's tensors
+    themselves, so that every use of one moves with it — through a closure, a module's
+    parameters, tied weights, or a view or detached alias made before (QA rounds 28, 29:
+    with fresh copies or swapped arrays, a forgotten gradient through them passed, and a
+    right one failed), as PyTorch's gradcheck moves its inputs in place. A float64 tensor
+    is written in place and given its values back; another holds a float64 array instead
+    of its own (a view of another tensor: a float64 copy)."""
     args: list[Any] = []
+    written: list[tuple[np.ndarray, np.ndarray]] = []
     held: list[tuple[Tensor, np.ndarray]] = []
     given: set[int] = set()  # (the same tensor given twice is moved once)
     for x in inputs:
@@ -338,16 +339,23 @@ def _held(inputs: tuple, points: dict[int, np.ndarray]) -> Iterator[tuple]:
             continue
         given.add(id(x))
         point = next((points[j] for j, y in enumerate(inputs) if y is x and j in points), None)
-        array = np.array(x._array if point is None else point, dtype=np.float64)
-        if x._base is None:
-            held.append((x, x._array))
-            x._array = array
+        array = x._array
+        if array.dtype == np.float64 and array.flags.writeable:
+            if point is not None:
+                written.append((array, array.copy()))
+                array[...] = point
+            args.append(x)
+        elif x._base is None:
+            held.append((x, array))
+            x._array = np.array(array if point is None else point, dtype=np.float64)
             args.append(x)
         else:
-            args.append(wrap(array, x._rg))
+            args.append(wrap(np.array(array if point is None else point, np.float64), x._rg))
     try:
         yield tuple(args)
     finally:
+        for array, values in reversed(written):
+            array[...] = values
         for x, array in reversed(held):
             x._array = array
 

@@ -84,6 +84,25 @@ class Tape:
             return np.asarray(arrays[-1 - self.root])
         return np.asarray(self.values(*arrays)[self.root])
 
+    def own_constants(self) -> Tape:
+        """Copy the constants' arrays (in place; returns itself): a caller that writes into
+        its inputs' storage (gradcheck's) must not move what was recorded, such as a
+        detached alias of an input."""
+        self.steps = [
+            (
+                op,
+                tuple(
+                    (k, r.copy()) if k == _CONST and isinstance(r, np.ndarray) else (k, r)
+                    for k, r in refs
+                ),
+                params,
+            )  # fmt: skip
+            for op, refs, params in self.steps
+        ]
+        if isinstance(self.output_const, np.ndarray):
+            self.output_const = self.output_const.copy()
+        return self
+
     def operand(self, values: list, arrays: Sequence[np.ndarray], step: int, k: int = 0) -> Any:
         """Operand ``k`` of ``steps[step]`` in the run that gave ``values`` (`values`) with
         the inputs at ``arrays``."""
