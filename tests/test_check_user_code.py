@@ -150,3 +150,30 @@ def test_the_users_prints_in_a_suite_go_to_stderr(cli, folder):
     assert result.code == 0, result.err
     assert json.loads(result.out)["cases"][0]["outcome"] == "passed"
     assert "NOISE from the user" in result.err
+
+
+TORCH_BAD_SHAPE = """
+import torch
+
+class F(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return (x * 2).sum()
+
+    @staticmethod
+    def backward(ctx, g):
+        return g * 2  # a 0-d gradient for a vector input: PyTorch's engine refuses it
+
+def f(x):
+    return F.apply(x)
+"""
+
+
+def test_a_pytorch_backward_of_the_wrong_shape_is_the_users_error(cli, tmp_path, monkeypatch):
+    # (QA round 29: an internal error of agrad's, exit 3)
+    pytest.importorskip("torch")
+    (tmp_path / "bad.py").write_text(TORCH_BAD_SHAPE)
+    monkeypatch.chdir(tmp_path)
+    result = cli(["check", "--python", "bad.py:f", "--set", "x=[1.0, 2.0]"])
+    assert result.code == 2 and result.err.startswith("error: the backward of"), result.err
+    assert "expected shape" in result.err and "Traceback" not in result.err

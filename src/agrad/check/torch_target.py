@@ -55,6 +55,17 @@ class TorchTarget:
             )
         return out
 
+    def _backward(self, out: Any, leaves: list, cotangent: Any) -> tuple:
+        """torch.autograd.grad, its failures the user's backward's (QA round 29: a custom
+        backward's gradient of the wrong shape was an internal error of agrad's)."""
+        try:
+            return self.torch.autograd.grad(out, leaves, grad_outputs=cotangent,
+                                            retain_graph=True, allow_unused=True)  # fmt: skip
+        except (RuntimeError, TypeError, ValueError) as exc:
+            raise AgradValueError(
+                f"the backward of {self.label} raised {type(exc).__name__}: {exc}"
+            ) from None
+
     def output_shape(self, name: str) -> tuple[int, ...]:
         return self.out_shape
 
@@ -77,7 +88,6 @@ class TorchTarget:
         return self._claims[wide][name]
 
     def _jacobians(self, wide: bool) -> dict[str, np.ndarray]:
-        torch = self.torch
         tensors = self._tensors(wide=wide, grad=self.names)
         out = self._call(tensors)
         leaves = [tensors[n] for n in self.names]
@@ -87,7 +97,7 @@ class TorchTarget:
             return rows
         flat = out.reshape(-1)
         for i in range(m):  # one backward per output element, as gradcheck's slow mode
-            grads = torch.autograd.grad(flat[i], leaves, retain_graph=True, allow_unused=True)
+            grads = self._backward(flat[i], leaves, None)
             for n, g in zip(self.names, grads, strict=True):
                 if g is not None:
                     rows[n][i] = g.detach().numpy().astype(np.float64).reshape(-1)
@@ -103,7 +113,7 @@ class TorchTarget:
         if not out.requires_grad:
             return np.zeros(leaf.numel())
         cotangent = torch.as_tensor(np.asarray(u).reshape(out.shape), dtype=out.dtype)
-        (g,) = torch.autograd.grad(out, [leaf], grad_outputs=cotangent, allow_unused=True)
+        (g,) = self._backward(out, [leaf], cotangent)
         if g is None:
             return np.zeros(leaf.numel())
         return g.detach().numpy().astype(np.float64).reshape(-1)
