@@ -162,6 +162,9 @@ ONLY_SOMETIMES = {
     "clips g above 1": ("g.clamp(max=1) * 2 * x", 3.0),
     "clips g below -1": ("g.clamp(min=-1) * 2 * x", -3.0),
     "gives ones for a zero g": ("torch.ones_like(x) if bool((g == 0).all()) else g * 2 * x", 0.0),
+    # (QA round 29: clipping at 4 or 10 and zeroing small cotangents passed beside ±5|w|)
+    "clips g to [-10, 10]": ("g.clamp(-10, 10) * 2 * x", 30.0),
+    "zeroes g below 1e-3": ("torch.where(g.abs() < 1e-3, 0 * g, g) * 2 * x", 1e-4),
 }
 
 
