@@ -245,3 +245,14 @@ def test_a_right_backward_fragile_at_the_new_cotangents_passes(cli, tmp_path, mo
     monkeypatch.chdir(tmp_path)
     result = cli(["check", "--python", f"f.py:{name}", "--set", f"x={point}"])
     assert result.code == 0, result.out
+
+
+def test_a_float32_backward_of_large_gradients_rounds_as_float32(cli, tmp_path, monkeypatch):
+    # gradients 2.7e7 and 1.9e7, whole numbers in float32 (from 2^23 up): the backward's
+    # float32 rounding was taken for float64's and it "was not linear" (QA round 29)
+    source = CLI_AGRAD.replace("(x ** 2).sum()", "(x ** 3).sum()").replace(
+        "BODY", "(grad_output.float() * 3 * x.float() ** 2).double()")  # fmt: skip
+    (tmp_path / "loss.py").write_text(source)
+    monkeypatch.chdir(tmp_path)
+    result = cli(["check", "--python", "loss.py:loss", "--set", "x=[3000.5, 2500.25]"])
+    assert result.code == 0, result.out

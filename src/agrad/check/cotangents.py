@@ -99,8 +99,8 @@ def _linear(got, known, finite, w, u, dtype, size, which, nondet_tol=0.0) -> tup
         # backward that is not linear is off by a part of the whole (a factor, a square).
         eps = np.finfo(np.dtype(dtype)).eps
         root = np.sqrt(eps)
-        if S.in_float32(got) and S.in_float32(known):  # (a float32 backward for float64
-            # inputs, mixed precision: it rounds at float32's eps, QA round 21; 64 of its
+        float32 = S.in_float32(got, large=True) and S.in_float32(known, large=True)
+        if float32:  # (a float32 backward for float64 inputs, mixed precision: it rounds at float32's eps, QA round 21; 64 of its
             # ulps, not its square root, 3.5e-4, which passed a backward 1e-4 nonlinear in
             # grad_output, QA round 22)
             eps = max(eps, float(np.finfo(np.float32).eps))
