@@ -100,9 +100,9 @@ def _linear(got, known, finite, w, u, dtype, size, which, nondet_tol=0.0) -> tup
         eps = np.finfo(np.dtype(dtype)).eps
         root = np.sqrt(eps)
         float32 = S.in_float32(got, large=True) and S.in_float32(known, large=True)
-        if float32:  # (a float32 backward for float64 inputs, mixed precision: it rounds at float32's eps, QA round 21; 64 of its
-            # ulps, not its square root, 3.5e-4, which passed a backward 1e-4 nonlinear in
-            # grad_output, QA round 22)
+        if float32:  # (a float32 backward for float64 inputs, mixed precision: it rounds
+            # at float32's eps, QA round 21; 64 of its ulps, not its square root, 3.5e-4,
+            # which passed a backward 1e-4 nonlinear in grad_output, QA round 22)
             eps = max(eps, float(np.finfo(np.float32).eps))
             root = max(root, 64 * eps)
         # (and the noise a backward may have, nondet_tol: at a small cotangent it is a
