@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 import agrad
+from agrad.autograd.gradcheck import GradcheckError
 
 # backward bodies: (x saved, g the cotangent) -> the gradient; the forward is sum(x**2)
 # for a single-number output, x**2 for a vector one.
@@ -256,3 +257,37 @@ def test_a_float32_backward_of_large_gradients_rounds_as_float32(cli, tmp_path, 
     monkeypatch.chdir(tmp_path)
     result = cli(["check", "--python", "loss.py:loss", "--set", "x=[3000.5, 2500.25]"])
     assert result.code == 0, result.out
+
+
+@pytest.mark.parametrize("fn", [
+    lambda x: (x - x.mean()).sum(),  # a zero gradient autograd leaves as residues of 1e-16
+    lambda x: agrad.nn.functional.layer_norm(x, (4,)).sum(),
+])  # fmt: skip
+def test_a_zero_gradients_residues_are_not_taken_for_a_nonlinear_backward(fn):
+    # (QA round 30: "with a large positive cotangent it gives -4.4e-16 ... is 0")
+    x = agrad.tensor([[0.1, 0.2, 0.7, -0.3]], dtype=agrad.float64, requires_grad=True)
+    try:
+        agrad.autograd.gradcheck(fn, (x,))
+    except GradcheckError as exc:  # (undecided is possible there)
+        assert "not linear" not in str(exc), str(exc)
+
+
+def test_a_float32_backward_whole_jacobian_and_relative_noise_pass():
+    # a float32 backward of 3·x (its claims whole numbers), and a backward whose noise is
+    # relative to its cotangent within nondet_tol (QA round 30; PyTorch passes both)
+    def make(noise):
+        class F(agrad.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return 3 * x
+
+            @staticmethod
+            def backward(ctx, g):
+                out = (g.float() * 3).double()
+                return out * (1 + noise * float(np.random.default_rng().standard_normal()))
+
+        return F.apply
+
+    x = agrad.tensor([0.3, -1.7, 2.2], dtype=agrad.float64, requires_grad=True)
+    assert agrad.autograd.gradcheck(make(0.0), (x,))
+    assert agrad.autograd.gradcheck(make(1e-9), (x,), nondet_tol=1e-7, atol=1e-5)

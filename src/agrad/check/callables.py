@@ -24,6 +24,7 @@ from ..engine.grad_mode import set_grad_enabled
 from ..engine.replay import Tape
 from ..engine.tensor import Tensor, wrap
 from ..errors import AgradValueError
+from .held import Held, originals_of
 from .recorded import (
     PERTURBED,
     Replay,
@@ -121,14 +122,30 @@ class AgradCallableTarget:
         return outs if self._kept is None else [outs[i] for i in self._kept]
 
     _kept: list[int] | None = None  # the floating outputs that are checked, when not all
-    _originals: dict[int, np.ndarray] | None = None  # (see `_Held`)
+    _originals: dict[int, np.ndarray] | None = None  # (see `Held`)
+    _swap = True  # float32 tensors hold float64 arrays while a call runs (see `_can_swap`)
     nondet_tol: float = 0.0  # how far two backward passes may differ (gradcheck's)
 
-    def _holding(self, points: dict[int, np.ndarray] | None = None) -> _Held:
-        """The inputs as arguments holding float64 values (`_Held`)."""
+    def _holding(self, points: dict[int, np.ndarray] | None = None) -> Held:
+        """The inputs as arguments holding float64 values (`Held`)."""
         if self._originals is None:
-            self._originals = _originals(self.inputs)
-        return _Held(self.inputs, points or {}, self._originals)
+            self._originals = originals_of(self.inputs)
+            self._swap = self._can_swap()
+        return Held(self.inputs, points or {}, self._originals, self._swap)
+
+    def _can_swap(self) -> bool:
+        """Whether the function runs with its float32 tensors holding float64 arrays; code
+        that checks their dtypes against each other (an RNN's weights against its input)
+        refuses it (QA round 30), and is then given float64 copies, as before (their other
+        uses do not move then)."""
+        if all(not isinstance(x, Tensor) or x._array.dtype == np.float64 for x in self.inputs):
+            return True
+        try:
+            with Held(self.inputs, {}, self._originals) as args:
+                self._call(args, record=True)
+        except Exception:  # noqa: BLE001 - the function's own refusal: copies instead
+            return False
+        return True
 
     def output_shape(self, name: str) -> tuple[int, ...]:
         return self.shapes[0] if len(self.shapes) == 1 else (sum(self.sizes),)
@@ -225,7 +242,7 @@ class AgradCallableTarget:
 
     def _proved(self, wide: tuple, outputs: list[Tensor]) -> Replay | None:
         leaves = [wide[i] for i in self.positions]
-        tapes = [Tape(o, leaves).own_constants() for o in outputs]  # (see `_Held`)
+        tapes = [Tape(o, leaves).own_constants() for o in outputs]  # (see `Held`)
         if not all(replayable(t) for t in tapes):
             return None
         bases = [np.array(leaf._array, dtype=np.float64) for leaf in leaves]  # (ours)
@@ -319,65 +336,6 @@ def _flat(outputs: list[Tensor]) -> np.ndarray:
     if len(outputs) == 1:
         return np.array(outputs[0]._array, dtype=np.float64).reshape(-1)
     return np.concatenate([np.asarray(o._array, np.float64).reshape(-1) for o in outputs])
-
-
-class _Held:
-    """``inputs`` as a call's arguments, each floating tensor holding float64 values
-    (``points[i]`` for input i, else its own) while the call runs (``with _Held(...) as
-    args``): the caller's tensors themselves, so that every use of one moves with it —
-    through a closure, a module's parameters, tied weights, or a view or detached alias
-    made before (QA rounds 28, 29: with fresh copies or swapped arrays, a forgotten
-    gradient through them passed, and a right one failed), as PyTorch's gradcheck moves
-    its inputs in place. A float64 tensor is written in place and given back its values
-    (``originals``: id -> them, taken once); another holds a float64 array instead of its
-    own (a view of another tensor: a float64 copy). A class, not a generator: it runs for
-    every point a custom Function is called at."""
-
-    __slots__ = ("inputs", "points", "originals", "held", "written")
-
-    def __init__(self, inputs: tuple, points: dict, originals: dict) -> None:
-        self.inputs, self.points, self.originals = inputs, points, originals
-        self.held: list[tuple[Tensor, np.ndarray]] = []
-        self.written: list[tuple[Tensor, np.ndarray]] = []
-
-    def __enter__(self) -> tuple:
-        inputs, points = self.inputs, self.points
-        args: list[Any] = []
-        given: set[int] = set()  # (the same tensor given twice is moved once)
-        for i, x in enumerate(inputs):
-            if not isinstance(x, Tensor) or x.dtype.kind != "f" or id(x) in given:
-                args.append(x)
-                continue
-            given.add(id(x))
-            point = points.get(i)
-            if point is None and points:  # (given twice: moved at either place)
-                point = next((points[j] for j, y in enumerate(inputs) if y is x and j in points),
-                             None)  # fmt: skip
-            array = x._array
-            if id(x) in self.originals and array.flags.writeable:
-                if point is not None:
-                    self.written.append((x, array))
-                    array[...] = point
-                args.append(x)
-            elif x._base is None:
-                self.held.append((x, array))
-                x._array = np.array(array if point is None else point, dtype=np.float64)
-                args.append(x)
-            else:
-                args.append(wrap(np.array(array if point is None else point, np.float64), x._rg))
-        return tuple(args)
-
-    def __exit__(self, *exc: Any) -> None:
-        for x, array in reversed(self.written):
-            array[...] = self.originals[id(x)]
-        for x, array in reversed(self.held):
-            x._array = array
-
-
-def _originals(inputs: tuple) -> dict[int, np.ndarray]:
-    """The values of the float64 inputs `_Held` writes into, to give them back."""
-    return {id(x): x._array.copy() for x in inputs
-            if isinstance(x, Tensor) and x._array.dtype == np.float64}  # fmt: skip
 
 
 def _common_dtype(tensors: list[Tensor], narrowed: list[np.dtype]) -> str:
