@@ -155,6 +155,13 @@ def describe(report: CheckReport, target: AgradCallableTarget, inputs: tuple) ->
             lines = [_FIRST_LINES[kind].format(position)]
         if v.diagnosis is not None:
             lines.append(v.diagnosis.message)
+        if not np.any(v.numeric) and np.any(v.analytic):  # (f never moved along the input)
+            lines.append(
+                f"f did not change at all when input {position} moved: if the function "
+                "reads it other than through its argument (a module's parameters, a "
+                "closure), give it float64 tensors, which are moved in place wherever "
+                "they are used (a float32 one the function refuses as float64 is a copy)"
+            )
         if v.compared <= 400 and not report.fast:  # (PyTorch's layout: input by output
             # elements, for the output named above)
             start = int(sum(target.sizes[:output]))
