@@ -35,7 +35,6 @@ from .flat import (
 from .ladder import ladder
 from .noise import element_noise
 from .numeric import default_eps, differences
-from .one_sided import refine_one_sided
 from .options import FIXED, CheckOptions
 from .recorded import ReplayMismatch
 from .report import CheckReport, ExpectReport, VariableReport
@@ -310,7 +309,6 @@ def numeric_jacobian(
         refine_straddled_kinks(var, f0, result, accuracy, claim, noise)
         result.evaluations += refine_early_jumps(var, f0, result, accuracy, claim, noise)
         result.evaluations += refine_below_stairs(var, f0, result, accuracy, claim)
-        result.evaluations += refine_one_sided(var, f0, result, accuracy, noise)
         if var.boundaries is not None:  # a jump at a compared value's boundary, however small
             result.evaluations += keep_steps(var, f0, result, var.boundaries)[1]
         result.evaluations += doubt_jumps(var, f0, result)
