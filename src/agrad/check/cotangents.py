@@ -7,9 +7,9 @@ PyTorch's gradcheck tests the zero cotangent; here one VJP with a random cotange
 must equal ``w`` times the claim, which a zero, a factor or a square all fail; then
 ±`LARGE`·|w| and `SMALL`·w (a backward that clips grad_output to [-1, 1], as clipped
 estimators do, is linear for every |w| < 1, QA round 28), and the zero cotangent, which
-must give zero
-or nan (0·inf) — a backward that returns something else for it (``if (g == 0).all():
-return ones``) is right for every other cotangent and wrong where an output is unused.
+must give zero or nan (0·inf) — a backward that returns something else for it (``if (g ==
+0).all(): return ones``) is right for every other cotangent and wrong where an output is
+unused. (gradcheck's check_undefined_grad needs no test of its own for those values.)
 """
 
 from __future__ import annotations
@@ -68,8 +68,8 @@ def cotangent_test(
             u = wk if basis is None else wk @ basis
             got = np.asarray(vjp(u), dtype=np.float64).reshape(-1)
         # (a backward's noise grows with its cotangent: nondet_tol is the random one's)
-        factor = float(np.max(np.abs(wk)) / max(float(np.max(np.abs(w))), 1e-300))
-        noise = nondet_tol * max(1.0, factor)
+        ratio = float(np.max(np.abs(wk)) / max(float(np.max(np.abs(w))), 1e-300))
+        noise = nondet_tol * max(1.0, ratio)
         bad, evidence = _linear(got, known, finite, wk, u, dtype, size, which, noise)
         if evidence is not None:
             return bad, evidence

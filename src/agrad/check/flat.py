@@ -45,9 +45,7 @@ def pass_flat(var, f0, claim, exact_values, exact, tau, verdicts, reasons) -> in
     f = np.asarray(f0, dtype=np.float64).reshape(-1)[:, None]
     flat = suspect[:, cols] & (up == f) & (down == f)
     for array, value in ((verdicts, PASS), (reasons, 0), (tau, allowed)):
-        part = array[:, cols]
-        part[flat] = value
-        array[:, cols] = part
+        S.put(array, cols, flat, value)
     return 2 * cols.size
 
 
@@ -84,10 +82,8 @@ def pass_flat_side(var, f0, claim, numeric, verdicts, reasons) -> int:
     # rounding on both (1e3 + 1e-12·sum(w) claimed 0 stays undecided, QA round 10)
     one_side = (still[1.0] & moved[-1.0]) | (still[-1.0] & moved[1.0])
     passed = doubted[:, cols] & one_side & (bound <= 2 * ZERO)
-    for array, value in ((verdicts, PASS), (reasons, 0)):
-        part = array[:, cols]
-        part[passed] = value
-        array[:, cols] = part
+    S.put(verdicts, cols, passed, PASS)
+    S.put(reasons, cols, passed, 0)
     return 2 * S.MAX_LEVELS * cols.size
 
 

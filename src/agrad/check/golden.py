@@ -36,7 +36,6 @@ DEFAULTS = {
     "float16": (1e-2, 1e-4, 1e-2),
 }
 CASE_ATOL = 1e-2  # the part of a case's own check atol that is its golden atol (see for_case)
-RTOL, ATOL, _ = DEFAULTS["float64"]
 MAX_GOLDEN_BYTES = 256 * 2**20
 
 

@@ -12,7 +12,7 @@ from ..engine.tensor import Tensor, wrap
 
 class Held:
     """``inputs`` as a call's arguments, each floating tensor holding float64 values
-    (``points[i]`` for input i, else its own) while the call runs (``with _Held(...) as
+    (``points[i]`` for input i, else its own) while the call runs (``with Held(...) as
     args``): the caller's tensors themselves, so that every use of one moves with it —
     through a closure, a module's parameters, tied weights, or a view or detached alias
     made before (QA rounds 28, 29: with fresh copies or swapped arrays, a forgotten

@@ -146,8 +146,8 @@ def jumps_at_point(tape: Any, base: np.ndarray) -> np.ndarray | None:
     curvature (x² + 1e-9·floor(x) at -3 passed, QA round 25): these elements are looked at
     over ulps for the step (`ulp_noise.keep_steps`), as a comparison's are. (Only a line's
     moves double: frac away from its step moves by one ulp, then two.)"""
-    positions = [i for i, (op, _, _) in enumerate(tape.steps) if op.jumps]
-    if not positions or base.size > PER_ELEMENT or tape.root is None or tape.root < 0:
+    positions = _jumping(tape)
+    if not positions or base.size > PER_ELEMENT:
         return None
     flat = base.reshape(-1)
     at = [np.asarray(v, dtype=np.float64) for v in _at(tape, base, positions)]
@@ -173,8 +173,8 @@ def stair_scanner(tape: Any, base: np.ndarray) -> Callable | None:
     slope 1 between them (`stairs`). A stair is crossed where an op's piece changes: its
     value less its slope in its first operand times that operand (floor's slope is 0,
     frac's and remainder's 1: their rules', at the point). None without such ops."""
-    positions = [i for i, (op, _, _) in enumerate(tape.steps) if op.jumps]
-    if not positions or tape.root is None or tape.root < 0:
+    positions = _jumping(tape)
+    if not positions:
         return None
     flat = base.reshape(-1)
     with np.errstate(all="ignore"):
@@ -199,6 +199,13 @@ def stair_scanner(tape: Any, base: np.ndarray) -> Callable | None:
         return first
 
     return clear
+
+
+def _jumping(tape: Any) -> list[int]:
+    """The steps of ``tape`` whose op jumps (`Op.jumps`), where it computes its output."""
+    if tape.root is None or tape.root < 0:
+        return []
+    return [i for i, (op, _, _) in enumerate(tape.steps) if op.jumps]
 
 
 def _slope(tape: Any, values: list, base: np.ndarray, i: int) -> Any:

@@ -29,11 +29,7 @@ def refine_below_stairs(
     a stair, from the first step clear of every stair. Returns the evaluations taken."""
     if var.stairs is None:
         return 0
-    with np.errstate(invalid="ignore"):
-        disputed = (numeric.kind == S.SMOOTH) & ~(
-            np.abs(claim - numeric.estimate) <= accuracy + 4.0 * numeric.error
-        )
-        rough = (numeric.kind == S.SMOOTH) & ~(numeric.error <= accuracy)
+    disputed, rough = numeric.disputed(claim, accuracy), numeric.rough(accuracy)
     noisy = (numeric.kind == S.UNDECIDED) & (numeric.reason == S.NOISE)
     # (and kinks: one-sided quotients across stairs made 3|x - 0.3| + round(x·1e6)/1e6 at
     # 0.3 a kink of [-1.95, 4.05], not [-3, 3], and a claim of 3.5 passed, QA round 29)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -90,6 +91,17 @@ class Numeric:
                 take, other.resolution, self.resolution[:, columns]
             )
         self.step[columns] = np.where(take.any(axis=0), other.step, self.step[columns])
+
+    def disputed(self, claim: np.ndarray, accuracy: np.ndarray) -> np.ndarray:
+        """Smooth estimates the claim is far from (beyond the accuracy and 4 errors)."""
+        with np.errstate(invalid="ignore"):
+            far = ~(np.abs(claim - self.estimate) <= accuracy + 4.0 * self.error)
+        return (self.kind == SMOOTH) & far
+
+    def rough(self, accuracy: np.ndarray) -> np.ndarray:
+        """Smooth estimates not accurate enough for ``accuracy``."""
+        with np.errstate(invalid="ignore"):
+            return (self.kind == SMOOTH) & ~(self.error <= accuracy)
 
     @classmethod
     def empty(cls, m: int, n: int) -> Numeric:
@@ -183,3 +195,9 @@ def in_float32(values: np.ndarray, whole: bool = False, large: bool = False) -> 
     if large:
         telling |= np.abs(finite) >= 2.0**23
     return bool(same.all() and (whole or np.any(telling)))
+
+
+def put(array: np.ndarray, cols: np.ndarray, where: np.ndarray, value: Any) -> None:
+    """``array[:, cols]`` takes ``value`` (a number, or an array of that block's shape) where
+    ``where`` holds."""
+    array[:, cols] = np.where(where, value, array[:, cols])

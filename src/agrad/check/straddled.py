@@ -34,7 +34,7 @@ def refine_straddled_kinks(
     straddling 0 at 3e-14)."""
     x = np.abs(var.base.reshape(-1))
     close = (numeric.kind == S.UNDECIDED) & (numeric.reason == S.KINK_CLOSE)
-    rough = (numeric.kind == S.SMOOTH) & ~(numeric.error <= accuracy)  # not accurate enough
+    rough = numeric.rough(accuracy)  # not accurate enough
     # (and where the one-sided quotients straddling a kink at 3e-14 changed too fast to
     # extrapolate: their central quotient's moves end Ridders' regime at every level)
     noisy = (numeric.kind == S.UNDECIDED) & (numeric.reason == S.NOISE)
@@ -48,11 +48,7 @@ def refine_straddled_kinks(
     # (log, sqrt, x·log x at x = 1e-15, QA round 23), though f is finite at the point.
     nonfinite = (numeric.kind == S.UNDECIDED) & (numeric.reason == S.NONFINITE)
     jumped |= nonfinite
-    with np.errstate(invalid="ignore"):
-        disputed = (numeric.kind == S.SMOOTH) & ~(
-            np.abs(claim - numeric.estimate) <= accuracy + 4.0 * numeric.error
-        )
-    kinkish |= jumped | disputed
+    kinkish |= jumped | numeric.disputed(claim, accuracy)
     near_zero = (x > 0) & (x < np.maximum(numeric.step, CLOSE)) & np.isfinite(x)
     columns = np.nonzero(kinkish.any(axis=0) & near_zero)[0]
     if not columns.size:

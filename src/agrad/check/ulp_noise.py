@@ -70,7 +70,7 @@ def keep_steps(var, f0: np.ndarray, numeric: S.Numeric, cols: np.ndarray) -> tup
                  "left": (coef[..., 1] - coef[..., 4]) / ulp,
                  "right": (coef[..., 1] + coef[..., 3]) / ulp}  # fmt: skip
         for name, value in marks.items():
-            _put(getattr(numeric, name), cols, seen, value)
+            S.put(getattr(numeric, name), cols, seen, value)
         numeric.step[cols] = np.where(seen.any(axis=0), ulp[0], numeric.step[cols])
     return seen, taken
 
@@ -95,7 +95,7 @@ def doubt_jumps(var, f0: np.ndarray, numeric: S.Numeric) -> int:
     size = size * numeric.step[cols][None]  # the jump's size, as the ladder measured it
     with np.errstate(invalid="ignore"):
         noisy = residual >= size / NOISY
-    _put(numeric.reason, cols, jumped[:, cols] & noisy, S.NOISE)
+    S.put(numeric.reason, cols, jumped[:, cols] & noisy, S.NOISE)
     return taken
 
 
@@ -126,12 +126,6 @@ def _doubt(var, f0, numeric, claim, verdicts, reasons, failed, cols) -> int:
             SPREAD * scatter / numeric.step[cols][None]
         )
     doubt = failed[:, cols] & explained & ~stepped
-    _put(verdicts, cols, doubt, UNDECIDED)
-    _put(reasons, cols, doubt, NOISE)
+    S.put(verdicts, cols, doubt, UNDECIDED)
+    S.put(reasons, cols, doubt, NOISE)
     return taken
-
-
-def _put(array: np.ndarray, cols: np.ndarray, where: np.ndarray, value) -> None:
-    """``array[:, cols]`` takes ``value`` (a number, or an array of that block's shape) where
-    ``where`` holds."""
-    array[:, cols] = np.where(where, value, array[:, cols])

@@ -88,17 +88,11 @@ class Tape:
         """Copy the constants' arrays (in place; returns itself): a caller that writes into
         its inputs' storage (gradcheck's) must not move what was recorded, such as a
         detached alias of an input."""
-        self.steps = [
-            (
-                op,
-                tuple(
-                    (k, r.copy()) if k == _CONST and isinstance(r, np.ndarray) else (k, r)
-                    for k, r in refs
-                ),
-                params,
-            )  # fmt: skip
-            for op, refs, params in self.steps
-        ]
+
+        def own(kind: int, ref: Any) -> tuple[int, Any]:
+            return kind, ref.copy() if kind == _CONST and isinstance(ref, np.ndarray) else ref
+
+        self.steps = [(op, tuple(own(*r) for r in refs), params) for op, refs, params in self.steps]
         if isinstance(self.output_const, np.ndarray):
             self.output_const = self.output_const.copy()
         return self
