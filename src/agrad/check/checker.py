@@ -25,6 +25,7 @@ from .cotangents import cotangent_test, mark, nondet_tol
 from .diagnosis import diagnose
 from .directions import subgradient_tests
 from .flat import (
+    bound_noisy,
     bound_still,
     doubt_rounded,
     doubt_row_rounded,
@@ -313,6 +314,7 @@ def numeric_jacobian(
             result.evaluations += keep_steps(var, f0, result, var.boundaries)[1]
         result.evaluations += doubt_jumps(var, f0, result)
         result.evaluations += bound_still(var, f0, result)
+        result.evaluations += bound_noisy(var, f0, result)
     return result
 
 

@@ -179,6 +179,9 @@ def quotient(up, down, hp, hm, spread=0.0):
     return (up - down) / (hp + hm), rounding / (hp + hm)
 
 
+SHORT = 8  # bits of a number too short to tell float32 from float64 by
+
+
 def in_float32(values: np.ndarray, whole: bool = False, large: bool = False) -> bool:
     """Whether every finite value is a float32 number and, unless ``whole``, one of them is
     not a whole number (whole numbers are float32 numbers whatever computes them): f or a
@@ -191,7 +194,10 @@ def in_float32(values: np.ndarray, whole: bool = False, large: bool = False) -> 
     # (``large``: from 2^23 up every float32 number is whole, and one there with float32's
     # 24 bits is as telling as a fraction, QA round 29: a float32 backward of gradients
     # ~3e7 "was not linear in grad_output")
-    telling = finite != np.round(finite)
+    # (a number of a few bits, 2^-51 or 0.75, is every precision's: f of terms that cancel
+    # to an ulp of 1 is no float32 computation, and was diagnosed as one)
+    mantissa = np.frexp(finite)[0] * 2.0**SHORT
+    telling = (finite != np.round(finite)) & (mantissa != np.round(mantissa))
     if large:
         telling |= np.abs(finite) >= 2.0**23
     return bool(same.all() and (whole or np.any(telling)))

@@ -1,0 +1,154 @@
+"""Zero gradients of terms that cancel: f is rounding noise around 0 at every step.
+
+sum(x - mean(x)), sum(softmax(x)), layer_norm(x).sum(): the gradient is 0 by algebra, the
+backward's claims are rounding residues (1e-17), and f itself is a few ulps of its O(1)
+terms, whatever the step. The ladder found no reliable step ("rounding noise swamps every
+step") and every such check was undecided, in `agrad check` and in gradcheck, where
+PyTorch's passes. f's band over the ladder's steps bounds the derivative (w/h at the first
+step, 1e-13 here): claims within it pass, claims beyond it fail (`flat.bound_noisy`).
+
+Oracles: algebra (the gradients are 0, or the added term's), PyTorch's claims and its
+gradcheck's verdict.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import agrad
+from agrad.check import check_numpy
+from agrad.check import steps as S
+
+
+def _center(x):
+    return np.sum(x - np.mean(x))
+
+
+def _softmax_sum(x):
+    e = np.exp(x - np.max(x))
+    return np.sum(e / np.sum(e))
+
+
+def _standardized(x):
+    return np.sum((x - np.mean(x)) / np.std(x))
+
+
+def _rows_centered(x):
+    x = x.reshape(3, -1)
+    return np.sum(x - x.mean(axis=1, keepdims=True))
+
+
+ZERO_GRADIENT = {
+    "center": _center,
+    "softmax": _softmax_sum,
+    "standardized": _standardized,
+    "rows": _rows_centered,
+}
+POINTS = [np.random.default_rng(seed).normal(size=6) * scale
+          for seed, scale in ((0, 1.0), (1, 3.0), (2, 0.3), (3, 10.0))]  # fmt: skip
+
+
+TORCH_FACES = {
+    "center": lambda t, x: (x - x.mean()).sum(),
+    "softmax": lambda t, x: t.softmax(x, dim=0).sum(),
+    "standardized": lambda t, x: ((x - x.mean()) / x.std(unbiased=False)).sum(),
+    "rows": lambda t, x: (x.reshape(3, -1) - x.reshape(3, -1).mean(1, keepdim=True)).sum(),
+}
+
+
+def _pytorch_claim(name, x):
+    """The gradient PyTorch's backward gives: 0, or its rounding residues (1e-17)."""
+    torch = pytest.importorskip("torch")
+    t = torch.tensor(x, dtype=torch.float64, requires_grad=True)
+    TORCH_FACES[name](torch, t).backward()
+    return t.grad.numpy().copy()
+
+
+@pytest.mark.parametrize("name", sorted(ZERO_GRADIENT))
+@pytest.mark.parametrize("point", range(len(POINTS)))
+def test_a_zero_gradient_of_cancelling_terms_passes(name, point):
+    x = POINTS[point]
+    for claim in (np.zeros_like(x), _pytorch_claim(name, x)):
+        report = check_numpy(ZERO_GRADIENT[name], lambda x, c=claim: c, {"x": x})
+        v = report.variables["x"]
+        assert report.ok, (claim, v.verdict, v.counts(), v.numeric, v.error)
+
+
+@pytest.mark.parametrize("name", sorted(ZERO_GRADIENT))
+@pytest.mark.parametrize("wrong", [1e-3, 1e-9, -1e-11])
+@pytest.mark.parametrize("point", [0, 1])
+def test_a_claim_beyond_the_noise_bound_never_passes(name, wrong, point):
+    x = POINTS[point]
+    for allow in (False, True):
+        report = check_numpy(
+            ZERO_GRADIENT[name], lambda x: np.full_like(x, wrong), {"x": x},
+            allow_undecided=allow,
+        )  # fmt: skip
+        assert not report.ok, report.variables["x"].counts()
+
+
+@pytest.mark.parametrize("slope", [1e-9, 3e-11])
+def test_a_small_true_slope_beside_cancelling_terms_is_seen(slope):
+    x = POINTS[1]
+
+    def f(x):
+        return _center(x) + slope * x[0]
+
+    right = np.zeros_like(x)
+    right[0] = slope
+    # (1e-9 beside a noise of 1e-13 is resolved to 1e-3 of itself, not to rtol: undecided)
+    assert check_numpy(f, lambda x: right, {"x": x}).variables["x"].counts()["fail"] == 0
+    dropped = check_numpy(f, lambda x: np.zeros_like(x), {"x": x})
+    assert not dropped.ok
+    assert dropped.variables["x"].counts()["fail"] >= 1
+
+
+def test_terms_too_large_for_the_bound_stay_undecided_never_pass_a_wrong_claim():
+    # quantized at 1e-10 (terms of 1e6): the band bounds the derivative to 1e-7 only
+    x = POINTS[0]
+
+    def f(x):
+        return np.sum(1e6 * x - np.mean(1e6 * x))
+
+    wrong = check_numpy(f, lambda x: np.full_like(x, 1e-6), {"x": x})
+    assert not wrong.ok
+
+
+@pytest.mark.parametrize(
+    "program",
+    ["sum(x - mean(x))", "sum(softmax(x))", "sum((x - mean(x))/std(x))"],
+)
+def test_the_language_passes_its_own_zero_gradients(program, check_json):
+    report = check_json(program, "--wrt", "x", "--set", "x=[0.3,-1.2,2.5,0.7,1.1]")
+    assert report["ok"], report["variables"]["x"]["verdict"]
+
+
+def test_no_float32_hint_for_a_float64_function_of_cancelling_terms(check_json):
+    # f = 2^-51 is a float32 number, but a number that short is every precision's
+    report = check_json(
+        "sum(x - mean(x))", "--wrt", "x", "--set", "x=[0.3,-1.2,2.5,0.7,1.1]",
+        "--expect", "x=0*x + 1e-12",
+    )  # fmt: skip
+    assert "float32" not in str(report)
+    assert not S.in_float32(np.array([2.0**-51, 0.75]))
+    assert S.in_float32(np.array([0.1, 0.3], dtype=np.float32))
+
+
+@pytest.mark.parametrize("case", ["center", "layer_norm", "softmax_rows"])
+def test_gradcheck_passes_as_pytorch_does(case):
+    torch = pytest.importorskip("torch")
+    results = []
+    for lib in (torch, agrad):
+        gen = np.random.default_rng(7)
+        x = lib.tensor(gen.normal(size=(3, 5)), dtype=lib.float64, requires_grad=True)
+        functions = {
+            "center": lambda x: (x - x.mean()).sum(),
+            "layer_norm": lambda x: lib.nn.functional.layer_norm(x, (5,)).sum(),
+            "softmax_rows": lambda x: lib.softmax(x, dim=1).sum(),
+        }
+        results.append(
+            lib.autograd.gradcheck(functions[case], (x,), raise_exception=False)
+        )
+    assert results[0] is True  # PyTorch's verdict: a right gradient
+    assert results[1] is True
