@@ -20,7 +20,7 @@ from typing import Any
 
 from ..errors import AgradAutogradError
 from .function_node import FUNCTION_OP, FunctionCtx, FunctionNode
-from .grad_mode import STATE, no_grad
+from .grad_mode import OFF_GUARDS, STATE, _switching_off, no_grad
 from .ops.core import ShapeOnly
 from .tensor import COMPLEX_GRAD_ERROR, WRITES, Tensor, mark_written, wrap
 
@@ -148,25 +148,40 @@ class Function(metaclass=FunctionMeta):
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
         """Run forward and record it: the tensor outputs get a ``<Name>Backward`` grad_fn."""
-        args = cls._bind(args, kwargs)
+        setup = cls.setup_context is not Function.setup_context
+        if kwargs or setup:  # (forward(ctx, ...) without keywords: nothing to bind)
+            args = cls._bind(args, kwargs)
         ctx = FunctionCtx()
         ctx._node_name = cls._backward_cls.__name__
-        track = STATE.enabled
-        ctx.needs_input_grad = tuple(
-            track and isinstance(a, Tensor) and a._rg for a in args
-        )  # fmt: skip
-        needs = ctx.needs_input_grad
-        next_ = tuple([(a.grad_fn or a) if n else None for a, n in zip(args, needs, strict=True)])
-        with no_grad():
-            if cls._uses_setup_context():
+        enabled = STATE.enabled
+        if enabled:  # (a loop, not a generator: this runs on every call, gradcheck's too)
+            needs = []
+            for a in args:
+                needs.append(isinstance(a, Tensor) and a._rg)
+            ctx.needs_input_grad = needs = tuple(needs)
+        else:
+            ctx.needs_input_grad = needs = (False,) * len(args)
+        recorded = True in needs
+        if recorded:  # (the producers as they are before forward runs)
+            next_ = tuple(
+                [(a.grad_fn or a) if n else None for a, n in zip(args, needs, strict=True)]
+            )
+        # (no_grad's own work, without its object: the guards, then the mode, restored)
+        if OFF_GUARDS:
+            _switching_off()
+        STATE.enabled = False
+        try:
+            if setup:
                 output = cls.forward(*args)
                 cls.setup_context(ctx, args, output)
             else:
                 output = cls.forward(ctx, *args)
+        finally:
+            STATE.enabled = enabled
         outputs = output if isinstance(output, tuple) else (output,)
         for t in ctx.dirty_tensors:  # written by forward (perhaps through .numpy()): as PyTorch,
             mark_written(t)  # a node that saved it refuses to use it
-        if any(ctx.needs_input_grad):
+        if recorded:
             results = _record(cls, ctx, args, next_, outputs)
         else:
             results = [_fresh(o, args, ctx.dirty_tensors) for o in outputs]
@@ -176,8 +191,13 @@ class Function(metaclass=FunctionMeta):
 def _fresh(o: Any, args: tuple, dirty: tuple) -> Any:
     """An output as returned when nothing is recorded: an input returned as it is (and not
     marked dirty) becomes a new tensor sharing its data (as PyTorch's view of it)."""
-    if isinstance(o, Tensor) and any(o is a for a in args) and not any(o is d for d in dirty):
-        return wrap(o._array)
+    if isinstance(o, Tensor):
+        for a in args:  # (loops, not generators: on every call of an unrecorded Function)
+            if o is a:
+                for d in dirty:
+                    if o is d:
+                        return o
+                return wrap(o._array)
     return o
 
 

@@ -46,15 +46,16 @@ FUNCTION_OP = Op(
 class FunctionCtx:
     """What ``forward`` and ``backward`` share (PyTorch's ``ctx``); any attribute may be set."""
 
-    def __init__(self) -> None:
-        self.to_save: tuple = ()
-        self._versions: tuple[int, ...] = ()
-        self._freed = False
-        self._node_name = "Function"
-        self.needs_input_grad: tuple[bool, ...] = ()
-        self.non_differentiable: tuple = ()
-        self.dirty_tensors: tuple = ()
-        self.materialize_grads = True
+    # Defaults at the class (immutable values, replaced on the instance when set): a ctx is
+    # made on every call of a Function, gradcheck's many evaluations too.
+    to_save: tuple = ()
+    _versions: tuple[int, ...] = ()
+    _freed = False
+    _node_name = "Function"
+    needs_input_grad: tuple[bool, ...] = ()
+    non_differentiable: tuple = ()
+    dirty_tensors: tuple = ()
+    materialize_grads = True
 
     def save_for_backward(self, *tensors: Tensor | None) -> None:
         """Keep tensors for ``backward`` (read them back as ``ctx.saved_tensors``)."""
