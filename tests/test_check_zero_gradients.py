@@ -66,13 +66,27 @@ def _pytorch_claim(name, x):
 
 
 @pytest.mark.parametrize("name", sorted(ZERO_GRADIENT))
-@pytest.mark.parametrize("point", range(len(POINTS)))
-def test_a_zero_gradient_of_cancelling_terms_passes(name, point):
-    x = POINTS[point]
-    for claim in (np.zeros_like(x), _pytorch_claim(name, x)):
-        report = check_numpy(ZERO_GRADIENT[name], lambda x, c=claim: c, {"x": x})
-        v = report.variables["x"]
-        assert report.ok, (claim, v.verdict, v.counts(), v.numeric, v.error)
+def test_a_zero_gradient_of_cancelling_terms_passes(name):
+    # Never "the rule is wrong"; passed at most points. (An element whose finest steps
+    # agreed on a quantum by chance, 1.6e-3 ± 1.6e-3, stays undecided: a feature finer than
+    # the steps looks the same there, see the last tests.)
+    passed = 0
+    for point, x in enumerate(POINTS):
+        for claim in (np.zeros_like(x), _pytorch_claim(name, x)):
+            report = check_numpy(ZERO_GRADIENT[name], lambda x, c=claim: c, {"x": x})
+            v = report.variables["x"]
+            assert v.counts()["fail"] == 0, (point, claim, v.counts(), v.numeric, v.error)
+            passed += report.ok
+    assert passed >= 2 * len(POINTS) - 2
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_many_inputs_never_fail_a_zero_gradient(seed):
+    # sum(x - mean(x)) over 1,000 inputs: f is 1e-14 of quanta, and at the finest steps two
+    # levels agreed by chance on 0.376 ± 0.017, which failed as "the rule is wrong"
+    x = np.random.default_rng(seed).normal(size=1000)
+    report = check_numpy(_center, lambda x: np.zeros_like(x), {"x": x})
+    assert report.variables["x"].counts()["fail"] == 0
 
 
 @pytest.mark.parametrize("name", sorted(ZERO_GRADIENT))
@@ -150,3 +164,20 @@ def test_gradcheck_passes_as_pytorch_does(case):
         results.append(lib.autograd.gradcheck(functions[case], (x,), raise_exception=False))
     assert results[0] is True  # PyTorch's verdict: a right gradient
     assert results[1] is True
+
+
+@pytest.mark.parametrize(
+    "feature",
+    [
+        lambda x: 1e-14 * np.sum(np.sin(1e13 * x)),
+        lambda x: 1e-14 * np.sum(np.tanh((x - X0) / 1e-13)),
+    ],
+)
+def test_a_slope_finer_than_the_steps_is_never_passed_as_zero(feature):
+    # Still within a band of 2e-14 at every coarse step, like rounding noise; the finest
+    # steps see slopes of 0.004 to 0.1. A claim of 0 must not pass, even allowing undecided.
+    report = check_numpy(feature, lambda x: np.zeros_like(x), {"x": X0}, allow_undecided=True)
+    assert not report.ok, report.variables["x"].counts()
+
+
+X0 = np.array([0.3, -1.2, 0.7])
