@@ -314,7 +314,7 @@ def numeric_jacobian(
             result.evaluations += keep_steps(var, f0, result, var.boundaries)[1]
         result.evaluations += doubt_jumps(var, f0, result)
         result.evaluations += bound_still(var, f0, result)
-        result.evaluations += bound_noisy(var, f0, result)
+        result.evaluations += bound_noisy(var, f0, result, claim)
     return result
 
 

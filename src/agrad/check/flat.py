@@ -158,35 +158,38 @@ def bound_still(var, f0, numeric) -> int:
     return evaluations
 
 
-def bound_noisy(var, f0, numeric) -> int:
+def bound_noisy(var, f0, numeric, claim) -> int:
     """Elements whose every step drowned in rounding noise (the ladder's NOISE: f moved by a
     few quanta, whatever the step) are probed at each of the ladder's steps again: where
     every value of f stays within a band of width w, a derivative of f is within w/h of the
     central difference at the first step h (f moves by 2h·f' there, plus what stays in the
     band). That bound is the estimate's error and its resolution, and `judge` decides with
-    it: a zero gradient of terms that cancel, sum(x - mean(x)) or layer_norm(x).sum(),
-    whose f is 1e-16 of rounding around 0, was undecided ("no step is reliable") where the
-    bound is 1e-12; PyTorch's gradcheck passes it. Only where w/h is below 2·ZERO (a band
-    that wide is a zero gradient's, as `judge` decides them); a claim farther from the
-    estimate than the bound fails.
-
-    The same output's band is then its rounding quantum along the elements it did not move
-    along at all (an estimate of exactly 0): the ladder's rounding model, eps·|f|, is far
-    below it where f cancels to 1e-16 (its error estimate there, 3e-28, failed a claim of
-    rounding size, 1e-17). Never where no element showed such a band: f = 1e12 + 1e-3·x is
-    flat at the ladder's steps too. In place; returns the evaluations taken."""
+    it (`Numeric.banded`): a zero gradient of terms that cancel, sum(x - mean(x)) or
+    layer_norm(x).sum(), whose f is 1e-16 of rounding around 0, was undecided ("no step
+    is reliable") where the bound is 1e-12; PyTorch's gradcheck passes it. Only where w/h
+    is below 2·ZERO (a band that wide is a zero gradient's, as `judge` decides them), and
+    where f moves by no more than such a slope at coarser steps too, up to max(1, |x_j|):
+    a term that the ladder's steps never move, a float32 cast of 1 + 1e-5·x, adds nothing
+    to the band whatever its slope, and beside cancelling terms its claim of 0 passed (QA
+    round 32); such a term moves at the coarse steps. (Not a slope finer than every step
+    and below the band: 5e-14·tanh(x/1e-15) at 0 beside terms of 100 rounding to 1e-13.)
+    In place; returns the evaluations taken."""
     noisy = (numeric.kind == S.UNDECIDED) & (numeric.reason == S.NOISE)
     with np.errstate(invalid="ignore"):  # (see the end)
         rough = (numeric.kind == S.SMOOTH) & (numeric.error > 2 * ZERO)
         rough &= ~(numeric.error <= ROUGH * np.abs(numeric.estimate))
+        # (and a zero claim the estimate disputes: two levels can agree exactly on quanta,
+        # -6.3e-7 ± 2.8e-22 for sum(x - mean(x)) at x ≈ 100, QA round 32)
+        rough |= numeric.disputed(claim, 2 * ZERO) & (np.abs(claim) <= ZERO)
     cols = np.nonzero((noisy | rough).any(axis=0))[0]
     if not cols.size:
         return 0
     f = np.asarray(f0, dtype=np.float64).reshape(-1)[:, None]
     along = var.along_coordinates()
-    scale = S.element_scale(var.base.reshape(-1))
-    first = S.START * scale[cols]
+    scale = S.element_scale(var.base.reshape(-1))[cols]
+    first = S.START * scale
     low, high = np.repeat(f, cols.size, axis=1), np.repeat(f, cols.size, axis=1)
+    far = np.zeros(low.shape)  # the largest slope from f(x) at the coarse steps
     with np.errstate(all="ignore"):
         for k in range(S.MAX_LEVELS):
             h = first / S.RATIO**k
@@ -195,12 +198,27 @@ def bound_noisy(var, f0, numeric) -> int:
                 central = (up - down) / (2.0 * h)
             low = np.minimum(low, np.minimum(up, down))  # (nan stays: no bound then)
             high = np.maximum(high, np.maximum(up, down))
+        for fraction in COARSE:
+            up, down = along(cols, fraction * scale), along(cols, -fraction * scale)
+            moved = np.maximum(np.abs(up - f), np.abs(down - f))
+            far = np.maximum(far, moved / (fraction * scale))
         band = high - low
         bound = band / first
+        # (f's rounding grows at the coarse steps, which move x by up to 1: a slope, not
+        # the band; a term that only they move shows its own, 1e-5 for the float32 cast)
+        confirmed = far <= 2 * ZERO  # (nan: not confirmed)
     # (f that moved within its band shows its quantum; one that did not move at all may be
-    # quantized coarser than any move the steps made, (1e12 + 1e-3·x) - 1e12: no bound)
-    banded = (band > 0) & (bound <= 2 * ZERO)
+    # quantized coarser than any move the steps made: no bound)
+    banded = (band > 0) & (bound <= 2 * ZERO) & confirmed
     taken = noisy[:, cols] & banded & ~(bound >= numeric.error[:, cols])
+    for name, value in (("estimate", central), ("error", bound), ("kind", S.SMOOTH),
+                        ("reason", 0)):  # fmt: skip
+        S.put(getattr(numeric, name), cols, taken, value)
+    if numeric.resolution is not None:
+        S.put(numeric.resolution, cols, taken, bound)
+    numeric.step[cols] = np.where(taken.any(axis=0), first, numeric.step[cols])
+    numeric.banded = np.zeros(numeric.kind.shape, dtype=bool)
+    S.put(numeric.banded, cols, taken, True)
     # A rough smooth estimate far outside the band's bound came from the finest steps,
     # where quanta can agree by chance (0.376 ± 0.017 at 1.4e-14 for sum(x - mean(x)) over
     # 1,000 inputs, failed as "the rule is wrong"): undecided, as rounding noise. Not
@@ -212,20 +230,7 @@ def bound_noisy(var, f0, numeric) -> int:
         refuted = rough[:, cols] & banded & (np.abs(estimate) - SURE * error > bound)
     S.put(numeric.kind, cols, refuted, S.UNDECIDED)
     S.put(numeric.reason, cols, refuted, S.NOISE)
-    for name, value in (("estimate", central), ("error", bound), ("kind", S.SMOOTH),
-                        ("reason", 0)):  # fmt: skip
-        S.put(getattr(numeric, name), cols, taken, value)
-    if numeric.resolution is not None:
-        S.put(numeric.resolution, cols, taken, bound)
-    numeric.step[cols] = np.where(taken.any(axis=0), first, numeric.step[cols])
-    quantum = np.where(taken, band, 0.0).max(axis=1, initial=0.0)[:, None]  # (m, 1)
-    with np.errstate(invalid="ignore"):
-        share = quantum / (S.START * scale[None, :])
-        still = (numeric.kind == S.SMOOTH) & (numeric.estimate == 0) & (share <= 2 * ZERO)
-    numeric.error[still] = np.maximum(numeric.error, share)[still]
-    if numeric.resolution is not None:
-        numeric.resolution[still] = np.maximum(numeric.resolution, share)[still]
-    return 2 * S.MAX_LEVELS * cols.size
+    return (2 * S.MAX_LEVELS + 2 * COARSE.size) * cols.size
 
 
 def doubt_shared_rounding(f0, claim, numeric, verdicts, reasons) -> None:

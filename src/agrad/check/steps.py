@@ -66,6 +66,8 @@ class Numeric:
     refined: np.ndarray | None = None
     # Per level of the ladder, for the elements still active then: kept for explanations.
     trace: list = field(default_factory=list)
+    # (m, E): estimates bounded by f's band of rounding noise (`flat.bound_noisy`)
+    banded: np.ndarray | None = None
 
     def merge(self, columns: np.ndarray, other: Numeric) -> None:
         """Take ``other``'s results (computed for ``columns``) into those columns."""

@@ -154,11 +154,12 @@ class Function(metaclass=FunctionMeta):
         ctx = FunctionCtx()
         ctx._node_name = cls._backward_cls.__name__
         enabled = STATE.enabled
+        needs: tuple[bool, ...]
         if enabled:  # (a loop, not a generator: this runs on every call, gradcheck's too)
-            needs = []
+            wanted = []
             for a in args:
-                needs.append(isinstance(a, Tensor) and a._rg)
-            ctx.needs_input_grad = needs = tuple(needs)
+                wanted.append(isinstance(a, Tensor) and a._rg)
+            ctx.needs_input_grad = needs = tuple(wanted)
         else:
             ctx.needs_input_grad = needs = (False,) * len(args)
         recorded = True in needs
