@@ -117,7 +117,7 @@ class AgradCallableTarget:
                     f"the function must return a Tensor or a tuple of Tensors, got "
                     f"{type(o).__name__}"
                 )
-            if o.dtype.kind in "fc":  # integer outputs have no derivative to check
+            if o._array.dtype.kind in "fc":  # integer outputs: no derivative to check
                 outs.append(o)
         return outs if self._kept is None else [outs[i] for i in self._kept]
 

@@ -34,7 +34,7 @@ class Held:
         args: list[Any] = []
         given: set[int] = set()  # (the same tensor given twice is moved once)
         for i, x in enumerate(inputs):
-            if not isinstance(x, Tensor) or x.dtype.kind != "f" or id(x) in given:
+            if not isinstance(x, Tensor) or x._array.dtype.kind != "f" or id(x) in given:
                 args.append(x)
                 continue
             given.add(id(x))
