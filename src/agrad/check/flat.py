@@ -171,7 +171,9 @@ def bound_noisy(var, f0, numeric, claim) -> int:
     where f moves by no more than such a slope at coarser steps too, up to max(1, |x_j|):
     a term that the ladder's steps never move, a float32 cast of 1 + 1e-5·x, adds nothing
     to the band whatever its slope, and beside cancelling terms its claim of 0 passed (QA
-    round 32); such a term moves at the coarse steps. (Not a slope finer than every step
+    round 32); such a term moves at the coarse steps. (Not one that no step up to
+    max(1, |x_j|) moves, (1e15 + 0.06·x) - 1e15, whose claim of 0 passes, as where f is
+    flat (`bound_still`) and in PyTorch's gradcheck; nor a slope finer than every step
     and below the band: 5e-14·tanh(x/1e-15) at 0 beside terms of 100 rounding to 1e-13.)
     In place; returns the evaluations taken."""
     noisy = (numeric.kind == S.UNDECIDED) & (numeric.reason == S.NOISE)
