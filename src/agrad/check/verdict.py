@@ -360,15 +360,15 @@ def precision_triage(analytic, analytic64, numeric, options, f0, x, estimate, ve
     # right, float32 rounding is not precise enough", QA round 14).
     finite = np.abs(np.nan_to_num(analytic64, posinf=0.0, neginf=0.0))
     row = np.max(finite, axis=1, keepdims=True, initial=0.0)  # (no elements: 0)
+    # A zero gradient has no row to scale by (its twin's row is residues): its float32
+    # claim rounds at its terms' scale, unknown, taken as 1 (softmax(x).sum() in float32
+    # gives 2e-8, layer_norm(x).sum() 4e-8: "the rule is wrong" where the float64 twin
+    # passes, QA round 33)
+    row = np.where(row <= ZERO, 1.0, row)
     with np.errstate(invalid="ignore"):
         plausible = np.abs(analytic - compared) <= FLOAT32_ROUNDING * EPS32 * row
     precision = (verdicts == FAIL) & ~rule & (reasons == RULE) & plausible
     reasons[precision] = PRECISION
-    if numeric.banded is not None:  # a zero gradient bounded by f's noise (`bound_noisy`):
-        # float32 rounds its terms, not f (1e-16), to 4e-8 (layer_norm(x).sum() in float32:
-        # "the rule is wrong" where its float64 twin passes, QA round 33): undecided
-        shaded = numeric.banded & (verdicts == FAIL) & ~rule & (reasons == RULE)
-        verdicts[shaded], reasons[shaded] = UNDECIDED, NOISE
     verdicts[rule] = FAIL
     reasons[rule] = wide_reasons[rule]
 
