@@ -114,12 +114,11 @@ def _linear(got, known, finite, w, u, dtype, size, which, nondet_tol=0.0) -> tup
         # larger part of the gradient; and ulps of the cotangent itself, which a zero
         # gradient's residues round at: (x - mean(x)).sum() gives 4e-16 for a cotangent of
         # 2, where its claim is 1e-16, QA round 30)
-        floor = ROUNDED_ULPS * eps * float(np.max(np.abs(u), initial=0.0))
         # (and what the verdicts take for a zero gradient, ZERO per unit of cotangent: a
         # zero gradient's residues round at its terms' scale, which no value here shows:
         # layer_norm(x).sum() at x ~ 1e-3 rounds at 1/σ = 1e3, and a right backward was
         # "not linear" by 2e-18 at a cotangent of 1e-4, QA round 33)
-        floor += ZERO * float(np.max(np.abs(u), initial=0.0))
+        floor = (ROUNDED_ULPS * eps + ZERO) * float(np.max(np.abs(u), initial=0.0))
         allowed = root * (scale + 1e-6 * scale.max()) + nondet_tol + floor
         if size is not None:  # (softmax at [30, 0, 1]: s·(w - s·w) cancels to ulps of s,
             # which the chain rule amplifies: see verdict.ROUNDED_ULPS)

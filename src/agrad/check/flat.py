@@ -177,12 +177,10 @@ def bound_noisy(var, f0, numeric, claim) -> int:
     and below the band: 5e-14·tanh(x/1e-15) at 0 beside terms of 100 rounding to 1e-13.)
     In place; returns the evaluations taken."""
     noisy = (numeric.kind == S.UNDECIDED) & (numeric.reason == S.NOISE)
-    with np.errstate(invalid="ignore"):  # (see the end)
-        rough = (numeric.kind == S.SMOOTH) & (numeric.error > 2 * ZERO)
-        rough &= ~(numeric.error <= ROUGH * np.abs(numeric.estimate))
-        # (and a zero claim the estimate disputes: two levels can agree exactly on quanta,
-        # -6.3e-7 ± 2.8e-22 for sum(x - mean(x)) at x ≈ 100, QA round 32)
-        rough |= numeric.disputed(claim, 2 * ZERO) & (np.abs(claim) <= ZERO)
+    # (see the end; and a zero claim the estimate disputes: two levels can agree exactly on
+    # quanta, -6.3e-7 ± 2.8e-22 for sum(x - mean(x)) at x ≈ 100, QA round 32)
+    rough = numeric.rough(np.maximum(2 * ZERO, ROUGH * np.abs(numeric.estimate)))
+    rough |= numeric.disputed(claim, 2 * ZERO) & (np.abs(claim) <= ZERO)
     cols = np.nonzero((noisy | rough).any(axis=0))[0]
     if not cols.size:
         return 0
@@ -195,12 +193,12 @@ def bound_noisy(var, f0, numeric, claim) -> int:
     # (an element whose band already exceeds the bound's limit is probed no further: a
     # wrong zero claim for a slope of 2 is disputed too, and costs two evaluations here)
     live = np.arange(cols.size)
-    taken_evaluations = 0
+    evaluations = 0
     with np.errstate(all="ignore"):
         for k in range(S.MAX_LEVELS):
             h = first[live] / S.RATIO**k
             up, down = along(cols[live], h), along(cols[live], -h)
-            taken_evaluations += 2 * live.size
+            evaluations += 2 * live.size
             if k == 0:
                 central = (up - down) / (2.0 * h)
             low[:, live] = np.minimum(low[:, live], np.minimum(up, down))  # (nan stays)
@@ -213,15 +211,15 @@ def bound_noisy(var, f0, numeric, claim) -> int:
                 break
             step = fraction * scale[live]
             up, down = along(cols[live], step), along(cols[live], -step)
-            taken_evaluations += 2 * live.size
+            evaluations += 2 * live.size
             moved = np.maximum(np.abs(up - f), np.abs(down - f))
             far[:, live] = np.maximum(far[:, live], moved / step)
         band = high - low
         bound = band / first
         # (f's rounding grows at the coarse steps, which move x by up to 1: a slope, not
         # the band; a term that only they move shows its own, 1e-5 for the float32 cast)
-        confirmed = far <= 2 * ZERO  # (nan: not confirmed)
-        confirmed[:, np.setdiff1d(np.arange(cols.size), live)] = False
+        confirmed = np.zeros(far.shape, dtype=bool)  # (nan, or not probed: not confirmed)
+        confirmed[:, live] = far[:, live] <= 2 * ZERO
     # (f that moved within its band shows its quantum; one that did not move at all may be
     # quantized coarser than any move the steps made: no bound)
     banded = (band > 0) & (bound <= 2 * ZERO) & confirmed
@@ -245,7 +243,7 @@ def bound_noisy(var, f0, numeric, claim) -> int:
         refuted = rough[:, cols] & banded & (np.abs(estimate) - SURE * error > bound)
     S.put(numeric.kind, cols, refuted, S.UNDECIDED)
     S.put(numeric.reason, cols, refuted, S.NOISE)
-    return taken_evaluations
+    return evaluations
 
 
 def doubt_shared_rounding(f0, claim, numeric, verdicts, reasons) -> None:

@@ -20,7 +20,7 @@ from typing import Any
 
 from ..errors import AgradAutogradError
 from .function_node import FUNCTION_OP, FunctionCtx, FunctionNode
-from .grad_mode import OFF_GUARDS, STATE, _switching_off, no_grad
+from .grad_mode import STATE, no_grad, set_mode
 from .ops.core import ShapeOnly
 from .tensor import COMPLEX_GRAD_ERROR, WRITES, Tensor, mark_written, wrap
 
@@ -148,14 +148,13 @@ class Function(metaclass=FunctionMeta):
     @classmethod
     def apply(cls, *args: Any, **kwargs: Any) -> Any:
         """Run forward and record it: the tensor outputs get a ``<Name>Backward`` grad_fn."""
-        setup = cls.setup_context is not Function.setup_context
+        setup = cls._uses_setup_context()
         if kwargs or setup:  # (forward(ctx, ...) without keywords: nothing to bind)
             args = cls._bind(args, kwargs)
         ctx = FunctionCtx()
         ctx._node_name = cls._backward_cls.__name__
-        enabled = STATE.enabled
         needs: tuple[bool, ...]
-        if enabled:  # (a loop, not a generator: this runs on every call, gradcheck's too)
+        if STATE.enabled:  # (a loop, not a generator: this runs on every call, gradcheck's too)
             wanted = []
             for a in args:
                 wanted.append(isinstance(a, Tensor) and a._rg)
@@ -167,10 +166,7 @@ class Function(metaclass=FunctionMeta):
             next_ = tuple(
                 [(a.grad_fn or a) if n else None for a, n in zip(args, needs, strict=True)]
             )
-        # (no_grad's own work, without its object: the guards, then the mode, restored)
-        if OFF_GUARDS:
-            _switching_off()
-        STATE.enabled = False
+        enabled = set_mode(False)  # (no_grad's work, without its object; restored below)
         try:
             if setup:
                 output = cls.forward(*args)

@@ -31,6 +31,16 @@ def _switching_off() -> None:
         guard()
 
 
+def set_mode(mode: bool) -> bool:
+    """Set grad mode (switching it off runs the guards first) and return the mode it was in:
+    what the contexts do on entry, without an object (for paths run on every call)."""
+    previous = STATE.enabled
+    if not mode and OFF_GUARDS:
+        _switching_off()
+    STATE.enabled = mode
+    return previous
+
+
 def is_grad_enabled() -> bool:
     """True when operations on tensors that require grad record a graph."""
     return STATE.enabled
@@ -45,11 +55,8 @@ class set_grad_enabled:  # noqa: N801 - PyTorch's name
     """
 
     def __init__(self, mode: bool) -> None:
-        self.prev = STATE.enabled
         self.mode = bool(mode)
-        if not self.mode and OFF_GUARDS:
-            _switching_off()
-        STATE.enabled = self.mode
+        self.prev = set_mode(self.mode)
 
     def __enter__(self) -> set_grad_enabled:
         return self
@@ -85,10 +92,7 @@ class _GradModeContext:
         return context if fn is None else context(fn)
 
     def __enter__(self) -> None:
-        self.prev = STATE.enabled
-        if not self.mode and OFF_GUARDS:
-            _switching_off()
-        STATE.enabled = self.mode
+        self.prev = set_mode(self.mode)
 
     def __exit__(self, *exc: object) -> None:
         STATE.enabled = self.prev
