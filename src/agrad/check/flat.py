@@ -176,6 +176,7 @@ def bound_noisy(var, f0, numeric, claim) -> int:
     flat (`bound_still`) and in PyTorch's gradcheck; nor a slope finer than every step
     and below the band: 5e-14·tanh(x/1e-15) at 0 beside terms of 100 rounding to 1e-13.)
     In place; returns the evaluations taken."""
+    evaluations = doubt_hidden_slopes(var, f0, numeric)
     noisy = (numeric.kind == S.UNDECIDED) & (numeric.reason == S.NOISE)
     # (see the end; and a zero claim the estimate disputes: two levels can agree exactly on
     # quanta, -6.3e-7 ± 2.8e-22 for sum(x - mean(x)) at x ≈ 100, QA round 32)
@@ -183,7 +184,7 @@ def bound_noisy(var, f0, numeric, claim) -> int:
     rough |= numeric.disputed(claim, 2 * ZERO) & (np.abs(claim) <= ZERO)
     cols = np.nonzero((noisy | rough).any(axis=0))[0]
     if not cols.size:
-        return 0
+        return evaluations
     f = np.asarray(f0, dtype=np.float64).reshape(-1)[:, None]
     along = var.along_coordinates()
     scale = S.element_scale(var.base.reshape(-1))[cols]
@@ -193,7 +194,6 @@ def bound_noisy(var, f0, numeric, claim) -> int:
     # (an element whose band already exceeds the bound's limit is probed no further: a
     # wrong zero claim for a slope of 2 is disputed too, and costs two evaluations here)
     live = np.arange(cols.size)
-    evaluations = 0
     with np.errstate(all="ignore"):
         for k in range(S.MAX_LEVELS):
             h = first[live] / S.RATIO**k
@@ -244,6 +244,47 @@ def bound_noisy(var, f0, numeric, claim) -> int:
     S.put(numeric.kind, cols, refuted, S.UNDECIDED)
     S.put(numeric.reason, cols, refuted, S.NOISE)
     return evaluations
+
+
+def doubt_hidden_slopes(var, f0, numeric) -> int:
+    """An estimate of 0 from noisy differences (f rounds, its terms cancel, and the noise
+    measured bounds the truth: a zero claim passes and any other fails), where the two
+    largest coarse steps, max(1, |x_j|) and a quarter of it, show f with a slope: both
+    sides moved, oppositely and alike, by the same slope at both steps, beyond the
+    estimate's reach. That is a part the ladder's steps never move (a float32 cast of 2 +
+    1e-4·x beside sum(x - mean(x)), QA round 32: its claim of 0 passed, its right claim
+    failed; (1e12 + 0.1·x) - 1e12 at 0, claimed 0, passed): undecided as rounding noise.
+    Not a kink the coarse steps cross (relu(x) + 1 at -1e-5 moves one side only), nor a
+    curvature (x² at 0 moves both sides alike, x³ with slopes 16 times apart). In place;
+    returns the evaluations taken."""
+    with np.errstate(invalid="ignore"):  # (an estimate of 0, within its error)
+        allowed = 2 * ZERO + SURE * numeric.error
+        zero = (numeric.kind == S.SMOOTH) & (np.abs(numeric.estimate) <= allowed)
+    cols = np.nonzero(zero.any(axis=0))[0]
+    if not cols.size:
+        return 0
+    f = np.asarray(f0, dtype=np.float64).reshape(-1)[:, None]
+    along = var.along_coordinates()
+    scale = S.element_scale(var.base.reshape(-1))[cols]
+    hidden = zero[:, cols]
+    slopes = []
+    with np.errstate(all="ignore"):
+        # (and only where f moved at the ladder's first step: one still there, bit for bit,
+        # is `bound_still`'s: round(x), whose stairs the coarse steps climb as a slope)
+        first = S.START * scale
+        hidden &= (along(cols, first) != f) | (along(cols, -first) != f)
+        for fraction in COARSE[:2]:
+            step = fraction * scale
+            up, down = along(cols, step) - f, f - along(cols, -step)  # (both, as slopes go)
+            hidden &= (up * down > 0) & (np.abs(up) <= 2 * np.abs(down))
+            hidden &= np.abs(down) <= 2 * np.abs(up)
+            slopes.append((up + down) / (2 * step))
+        hidden &= (np.abs(slopes[0]) <= 2 * np.abs(slopes[1]))
+        hidden &= (np.abs(slopes[1]) <= 2 * np.abs(slopes[0]))
+        hidden &= ~(np.abs(slopes[1]) <= allowed[:, cols])
+    S.put(numeric.kind, cols, hidden, S.UNDECIDED)
+    S.put(numeric.reason, cols, hidden, S.NOISE)
+    return 6 * cols.size
 
 
 def doubt_shared_rounding(f0, claim, numeric, verdicts, reasons) -> None:

@@ -36,6 +36,7 @@ ABOVE_MODEL = 16.0  # noise below this many times eps·|f| is the model's own
 FLOOR_MODEL = 2.0  # ... but above this many, along a random direction, it is every element's
 COARSE = START / 8 / FIRST  # the second look's spacing, times the first's
 ORDERS = range(1, 7)
+GRID = 4096.0  # see `quantized`
 _GAMMA = np.array([factorial(k) ** 2 / factorial(2 * k) for k in ORDERS])
 
 
@@ -161,7 +162,26 @@ def _measure(along, f0, elements, scale, ladder=np.inf, narrower=NARROWER, grow=
         with np.errstate(invalid="ignore"):
             moves = np.min(np.ptp(values, axis=-1), axis=-1)
             crowded = found * SMALL > moves
-        accepted = ~(still | exact | crowded | _stepped(values[..., 0, :])) & np.isfinite(found)
+            # Unless f moved at all three spacings (65,536 times apart) and the same σ was
+            # found at each: noise is the same at every spacing, a jump's or a pole's is
+            # not. So is f that only rounds, terms that cancel to 0 (layer_norm(x).sum()):
+            # its moves are noise alone, of a few values only, some differences exact, and
+            # it was measured nowhere; the ladder, unaware, took chance agreements of
+            # quanta for derivatives and jumps (gradcheck failed 80% of right gradients).
+            rounds = (narrow <= AGREE * finer) & (finer <= AGREE * narrow)
+            rounds &= (narrow <= AGREE * wide) & (wide <= AGREE * narrow)
+            rounds &= quantized(every - every[..., 4:5]).all(axis=-1)
+        if rounds.any():  # ... and that f stays within that noise at the ladder's first step
+            # (a float32 part, frozen at the stencils' spacings, moves there: its slope is
+            # no noise, and the ladder's finer steps, below its quantum, would see it as 0)
+            ends = np.concatenate([elements[open_], elements[open_]])
+            first = np.concatenate([START * scale[open_], -START * scale[open_]])
+            with np.errstate(all="ignore"):
+                far = along(ends, first).reshape(m, 2, open_.size) - f0[:, None, None]
+                rounds &= np.max(np.abs(far), axis=1) <= SMALL * narrow
+            taken += ends.size
+        refused = ((still | exact | crowded) & ~rounds) | _stepped(values[..., 0, :])
+        accepted = ~refused & np.isfinite(found)
         # (an output measured in an earlier round keeps its σ: an element is measured again
         # for its other outputs, and a later spacing's coincidence must not erase it; the
         # residuals X @ w - y lost a third of theirs so, and right Jacobians failed)
@@ -235,6 +255,19 @@ def _frozen(along, elements, spacing, narrower, every, narrow, finer) -> tuple[n
 
 _BESIDE = np.array([0, 1, 2, 5, 6, 7])  # the moves away from the point
 _AT = np.array([3, 4])  # the two moves next to it
+
+
+def quantized(moves: np.ndarray) -> np.ndarray:
+    """(..., k) moves of f from its value at the point -> (...): all on a grid of at most
+    GRID steps across their range (rounding's quanta, or a float32 part's), not moves of
+    full precision (a smooth or fine feature's). False where none moved."""
+    with np.errstate(all="ignore"):
+        mantissa, exponent = np.frexp(moves)
+        whole = (mantissa * 2.0**53).astype(np.int64)
+        lowest = (whole & -whole).astype(np.float64) * np.exp2(exponent - 53.0)
+        quantum = np.min(np.where(moves != 0, lowest, np.inf), axis=-1)
+        span = np.ptp(moves, axis=-1)
+        return np.isfinite(moves).all(axis=-1) & (span > 0) & (span <= GRID * quantum)
 
 
 def _stepped(values: np.ndarray) -> np.ndarray:
