@@ -249,17 +249,40 @@ def _undecided(report, var, f0, options, i, j, where, count, a, n, reason) -> Di
             "whose gradient is the same rule)"
         )
     advice = options.advice("allow_undecided")
-    if report.leaning:  # (not passed with allow_undecided: see VariableReport.leaning)
+    measured = reason in (INACCURATE, ROUNDED, ROW_ROUNDED)  # (an estimate an atol can cover)
+    if measured and options.wording == "gradcheck" and options.atol is None:
+        advice = _atol_advice(report)  # (gradcheck has no allow_undecided: QA round 34)
+    undefined = report.undefined is not None and bool(np.any(report.undefined))
+    if undefined:  # (no atol covers nan: QA round 34)
+        advice = "f is nan at the point itself, where no gradient is right: check at another point"
+    elif report.leaning:  # (not passed with allow_undecided: see VariableReport.leaning)
         advice = (
             f"{report.leaning} of them lean wrong (the gradient is more than twice their "
-            "error estimate from the finite differences, or f is nan at the point), "
-            "which allowing undecided elements does not pass: check at another point, or "
-            "give an atol that covers them"
+            "error estimate from the finite differences), which allowing undecided elements "
+            "does not pass: check at another point"
+            + (", or give an atol that covers them" if options.atol is None else "")
         )
     return Diagnosis(
         "undecided",
         f"undecided at {count} element(s), e.g. {where} (gradient {_g(a)}): {text}; {advice}",
         {"reason": reason},
+    )
+
+
+def _atol_advice(report) -> str:
+    """gradcheck's way to decide what the differences resolve only so far: an atol at least
+    the undecided elements' error estimates and their distance from the claims."""
+    mask = report.verdicts == UNDECIDED
+    with np.errstate(invalid="ignore"):
+        gap = np.abs(report.analytic[mask] - report.numeric[mask])
+        needed = float(np.nanmax(np.maximum(report.error[mask], gap), initial=0.0))
+    if not np.isfinite(needed) or needed <= 0:
+        return "gradcheck has no option that passes such a check: check at another point"
+    digit = 10.0 ** np.floor(np.log10(needed))  # (rounded up: rounded down, it would not do)
+    return (
+        f"an atol of {np.ceil(needed / digit) * digit:.1g} or more decides them in gradcheck "
+        "(the largest of their error estimates and distances from the claims), or check at "
+        "another point"
     )
 
 

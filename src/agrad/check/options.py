@@ -140,8 +140,7 @@ ADVICE: dict[str, tuple[str, str, str, str]] = {
         "allow_undecided = true passes such a check",
         "allow_undecided=True (CheckOptions, agrad.check.check_numpy) passes such a check; "
         "gradcheck has no such option: check at another point",
-        "gradcheck has no option that passes such a check (agrad.check's "
-        "allow_undecided=True does): check at another point",
+        "gradcheck has no option that passes such a check: check at another point",
     ),
     "strict": (
         "--strict counts kinks as failures",
