@@ -104,3 +104,36 @@ def test_a_given_atol_is_not_advised_again(atol):
     message = report.variables["x"].diagnosis.message
     assert not report.ok and "lean wrong" in message, message
     assert ("give an atol" in message) == (atol is None), message
+
+
+class _LogSumExpOff(_LogSumExp):
+    """The same, with a backward 2% off in float32 only (a float32-specific bug)."""
+
+    @staticmethod
+    def backward(ctx, g):
+        x, y = ctx.saved_tensors
+        grad = g.unsqueeze(-1) * agrad.exp(x - y)
+        return grad * 1.02 if grad.dtype == agrad.float32 else grad
+
+
+@pytest.mark.parametrize(
+    ("function", "offset", "label"),
+    [
+        (_LogSumExp.apply, 1e6, "fails in float32, passes in float64"),
+        (_LogSumExpOff.apply, 0.0, "the rule is wrong"),
+    ],
+    ids=["right at 1e6", "float32-only bug at 0"],
+)
+def test_a_float32_failure_is_labelled_by_its_float64_twin_and_its_inputs_scale(
+    function, offset, label
+):
+    # float32 rounds logits at 1e6 to 0.0625: the right rule's float32 gradient is 3% off,
+    # and its float64 twin passes; it was labelled "the rule is wrong" (QA round 34). A
+    # float32-only backward 2% off, at inputs of size 1, is wrong whatever the twin says.
+    x = offset + 2.5 * np.random.default_rng(3).standard_normal((4, 4))
+    message = _undecided_message(
+        agrad.autograd.gradcheck,
+        function,
+        (agrad.tensor(x, dtype=agrad.float32, requires_grad=True),),
+    )
+    assert message.startswith(label), message
