@@ -112,7 +112,7 @@ def test_kinks_jumps_poles_and_smooth_functions_are_not_noise(f, x):
 
 def test_no_element_is_measured_where_a_random_direction_finds_no_noise():
     var = _variable(lambda p: np.sum(np.tanh(p) * p), np.linspace(-1, 1, 50))
-    noise, taken = N.element_noise(var, var.value(), np.arange(50), S.element_scale(var.base),
+    noise, taken, _ = N.element_noise(var, var.value(), np.arange(50), S.element_scale(var.base),
                                    np.random.default_rng(0))  # fmt: skip
     assert noise is None and taken <= N.ROUNDS * 2 * N.OFFSETS.size
 
@@ -198,7 +198,7 @@ def test_an_output_that_does_not_depend_on_an_element_does_not_keep_it_measured(
     # once they have not moved beyond the ladder's first step.
     x = np.linspace(0.5, 2.5, 12)
     var = _variable(_per_output, x)
-    noise, taken = N.element_noise(var, var.value(), np.arange(12), S.element_scale(var.base),
+    noise, taken, _ = N.element_noise(var, var.value(), np.arange(12), S.element_scale(var.base),
                                    np.random.default_rng(0))  # fmt: skip
     per_element = 3 * N.OFFSETS.size
     assert taken <= N.ROUNDS * per_element + 3 * per_element * 12, taken
@@ -265,7 +265,7 @@ def _b_verdicts(f, claim):
 def test_the_noise_of_a_quantized_part_beside_a_smooth_part_is_measured(c, a, g, same):
     f, _ = _quantized_beside(c, a, g, same)
     var = Variable(B, lambda points: np.array([[f(p)] for p in points]))
-    noise, _ = N.element_noise(var, var.value(), np.arange(2), S.element_scale(B),
+    noise, _, _ = N.element_noise(var, var.value(), np.arange(2), S.element_scale(B),
                                np.random.default_rng(20111))  # fmt: skip
     assert noise is not None
     truth = np.spacing(c) / np.sqrt(12)  # (uniform rounding to the quantum)

@@ -294,7 +294,7 @@ def numeric_jacobian(
         result = S.Numeric.empty(m, n)
         rest = np.arange(n)
     if rest.size:
-        noise, probes = element_noise(var, f0, rest, scale, np.random.default_rng(NOISE_SEED))
+        noise, probes, rounds = element_noise(var, f0, rest, scale)
         climbed = ladder(
             var.along_coordinates(),
             f0,
@@ -314,11 +314,10 @@ def numeric_jacobian(
             result.evaluations += keep_steps(var, f0, result, var.boundaries)[1]
         result.evaluations += doubt_jumps(var, f0, result)
         result.evaluations += bound_still(var, f0, result)
-        result.evaluations += bound_noisy(var, f0, result, claim)
+        result.evaluations += bound_noisy(var, f0, result, claim, rounds)
     return result
 
 
-NOISE_SEED = 20111  # the noise probe's direction: the same check gives the same answer
 BUDGET_SAMPLE = 16  # points evaluated to estimate a check's time
 
 

@@ -37,6 +37,7 @@ FLOOR_MODEL = 2.0  # ... but above this many, along a random direction, it is ev
 COARSE = START / 8 / FIRST  # the second look's spacing, times the first's
 ORDERS = range(1, 7)
 GRID = 4096.0  # see `quantized`
+NOISE_SEED = 20111
 _GAMMA = np.array([factorial(k) ** 2 / factorial(2 * k) for k in ORDERS])
 
 
@@ -45,18 +46,21 @@ def element_noise(
     f0: np.ndarray,
     rest: np.ndarray,
     scale: np.ndarray,
-    rng: np.random.Generator,
-) -> tuple[np.ndarray | None, int]:
+    rng: np.random.Generator | None = None,
+) -> tuple[np.ndarray | None, int, np.ndarray | None]:
     """The noise of each output along each element (m, n), measured for the elements
     ``rest`` where it exceeds the rounding model (elsewhere 0); None where none was found
-    along a random direction (then no element is measured). Also the evaluations taken."""
+    along a random direction (then no element is measured). Also the evaluations taken,
+    and (m, n) where f only rounds along the element (`_measure`'s ``rounding``). ``rng``
+    draws the random direction (by default the same one: the same check, the same answer)."""
+    rng = np.random.default_rng(NOISE_SEED) if rng is None else rng
     n = var.size
     if not np.isfinite(f0).all():
-        return None, 0
+        return None, 0, None
     directions = rng.standard_normal((2, n)) * scale
     directions /= np.max(np.abs(directions), axis=1, initial=1e-300)[:, None]
     along = var.along_directions(directions)
-    sigma, size, taken = _twice(along, f0, np.zeros(1, dtype=np.intp), np.ones(1), 1)
+    sigma, size, taken, _ = _twice(along, f0, np.zeros(1, dtype=np.intp), np.ones(1), 1)
     # Noise a few ulps above the model's half ulp per value (sum(sin(x)·x²) over 1,000
     # inputs: pairwise summation rounds to 7 ulps of f) is f's own, along every element:
     # it is every element's floor (below ABOVE_MODEL). Unknown to the ladder, its rise as
@@ -66,18 +70,21 @@ def element_noise(
         floor = np.where(np.isfinite(sigma) & (sigma > FLOOR_MODEL * EPS * size), sigma, 0.0)
     if not _exceeds(sigma, size).any():
         if not floor.any():
-            return None, taken
-        return np.repeat(floor, n, axis=1), taken
+            return None, taken, None
+        return np.repeat(floor, n, axis=1), taken, None
     # (more than that: each element measured on its own, which decides; a floor from the
     # random direction would override them: sin at 1e11 varies finer than its spacing.
     # What it finds counts from FLOOR_MODEL up, as the random direction's floor does: the
     # outputs of X @ w - y round to a few ulps of their terms, 2 to 16 times eps·|f|)
     noisy = _exceeds(sigma, size)  # (m, 1): the outputs a second look along each may find
-    sigma, size, more = _twice(var.along_coordinates(), f0, rest, scale[rest], 0, START, noisy)
+    sigma, size, more, only = _twice(var.along_coordinates(), f0, rest, scale[rest], 0, START,
+                                     noisy)  # fmt: skip
     noise = np.zeros((f0.size, n))
+    rounding = np.zeros((f0.size, n), dtype=bool)
     with np.errstate(invalid="ignore"):
         noise[:, rest] = np.where(_exceeds(sigma, size, FLOOR_MODEL), sigma, 0.0)
-    return noise, taken + more
+    rounding[:, rest] = only & (noise[:, rest] > 0)
+    return noise, taken + more, rounding
 
 
 def _twice(along, f0, elements, scale, shift, ladder=np.inf, rows=True) -> tuple[np.ndarray, ...]:
@@ -89,7 +96,7 @@ def _twice(along, f0, elements, scale, shift, ladder=np.inf, rows=True) -> tuple
     7 quanta at the ladder's first step. And a quantized part's rounding errors along
     equally spaced points drift by a fixed fraction of its quantum: where that is near 0,
     they lie on a line, unseen by the differences (one look in eight or so)."""
-    sigma, size, taken, retired = _measure(along, f0, elements, scale, ladder)
+    sigma, size, taken, retired, only = _measure(along, f0, elements, scale, ladder)
     quiet = ~_exceeds(sigma, size) & ~retired & rows
     cols = np.nonzero(quiet.any(axis=0))[0]
     if cols.size:
@@ -103,8 +110,9 @@ def _twice(along, f0, elements, scale, shift, ladder=np.inf, rows=True) -> tuple
         found &= ~(coarse[0] <= sigma[:, cols])
         sigma[:, cols] = np.where(found, coarse[0], sigma[:, cols])
         size[:, cols] = np.where(found, coarse[1], size[:, cols])
+        only[:, cols] = np.where(found, coarse[4], only[:, cols])
         taken += coarse[2]
-    return sigma, size, taken
+    return sigma, size, taken, only
 
 
 def _exceeds(sigma: np.ndarray, size: np.ndarray, times: float = ABOVE_MODEL) -> np.ndarray:
@@ -116,7 +124,8 @@ def _measure(along, f0, elements, scale, ladder=np.inf, narrower=NARROWER, grow=
     the evaluations taken. σ must not grow at a spacing WIDER times wider: noise does not
     depend on the spacing, while a kink inside the stencil grows with it, and it can pass
     ECnoise's tests at one spacing. ``ladder``: the ladder's first step (times the scale);
-    an output that does not move along an element across it is not measured further."""
+    an output that does not move along an element across it is not measured further.
+    Also where f only rounds: its σ accepted by `rounds` alone (see there)."""
     m, e = f0.size, elements.size
     taken = 0
     sigma = np.full((m, e), np.nan)
@@ -125,6 +134,7 @@ def _measure(along, f0, elements, scale, ladder=np.inf, narrower=NARROWER, grow=
     open_ = np.arange(e)
     always_flat = np.ones((m, e), dtype=bool)
     retired = np.zeros((m, e), dtype=bool)
+    only = np.zeros((m, e), dtype=bool)  # f only rounds (its σ accepted by `rounds` alone)
     offsets = np.concatenate([OFFSETS, WIDER * OFFSETS, OFFSETS / narrower])
     for _ in range(ROUNDS):
         cols = np.repeat(elements[open_], offsets.size)
@@ -182,6 +192,7 @@ def _measure(along, f0, elements, scale, ladder=np.inf, narrower=NARROWER, grow=
             taken += ends.size
         refused = ((still | exact | crowded) & ~rounds) | _stepped(values[..., 0, :])
         accepted = ~refused & np.isfinite(found)
+        alone = still | exact | crowded  # (accepted as noise by `rounds` alone)
         # (an output measured in an earlier round keeps its σ: an element is measured again
         # for its other outputs, and a later spacing's coincidence must not erase it; the
         # residuals X @ w - y lost a third of theirs so, and right Jacobians failed)
@@ -189,6 +200,7 @@ def _measure(along, f0, elements, scale, ladder=np.inf, narrower=NARROWER, grow=
         here = np.max(np.where(np.isfinite(values), np.abs(values), 0.0), axis=(-2, -1))
         size[:, open_] = np.where(first, here, size[:, open_])
         sigma[:, open_] = np.where(first, found, sigma[:, open_])
+        only[:, open_] = np.where(first, alone, only[:, open_])
         # An output that has not moved at all, at any spacing up to one beyond the ladder's
         # first step, while others moved: its noise along the element does not matter, as
         # the ladder's steps will not move it either (an LSTM's gate weight moves a quarter
@@ -213,7 +225,7 @@ def _measure(along, f0, elements, scale, ladder=np.inf, narrower=NARROWER, grow=
         open_ = open_[pending.any(axis=0)]
         if not open_.size:
             break
-    return sigma, size, taken, retired
+    return sigma, size, taken, retired, only
 
 
 _POWERS = np.arange(-4.0, 5.0)[:, None] ** np.arange(3)  # the stencil's points, in spacings
