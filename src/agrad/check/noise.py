@@ -185,9 +185,9 @@ def _measure(along, f0, elements, scale, ladder=np.inf, narrower=NARROWER, grow=
             # (a float32 part, frozen at the stencils' spacings, moves there: its slope is
             # no noise, and the ladder's finer steps, below its quantum, would see it as 0)
             ends = np.concatenate([elements[open_], elements[open_]])
-            first = np.concatenate([START * scale[open_], -START * scale[open_]])
+            steps = np.concatenate([START * scale[open_], -START * scale[open_]])
             with np.errstate(all="ignore"):
-                far = along(ends, first).reshape(m, 2, open_.size) - f0[:, None, None]
+                far = along(ends, steps).reshape(m, 2, open_.size) - f0[:, None, None]
                 rounds &= np.max(np.abs(far), axis=1) <= SMALL * narrow
             taken += ends.size
         refused = ((still | exact | crowded) & ~rounds) | _stepped(values[..., 0, :])
