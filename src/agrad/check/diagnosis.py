@@ -249,9 +249,8 @@ def _undecided(report, var, f0, options, i, j, where, count, a, n, reason) -> Di
             "whose gradient is the same rule)"
         )
     advice = options.advice("allow_undecided")
-    measured = reason in (INACCURATE, ROUNDED, ROW_ROUNDED)  # (an estimate an atol can cover)
-    if measured and options.wording == "gradcheck" and options.atol is None:
-        advice = _atol_advice(report)  # (gradcheck has no allow_undecided: QA round 34)
+    if options.wording == "gradcheck" and options.atol is None:
+        advice = _atol_advice(report, advice)  # (it has no allow_undecided: QA round 34)
     undefined = report.undefined is not None and bool(np.any(report.undefined))
     if undefined:  # (no atol covers nan: QA round 34)
         advice = "f is nan at the point itself, where no gradient is right: check at another point"
@@ -269,15 +268,18 @@ def _undecided(report, var, f0, options, i, j, where, count, a, n, reason) -> Di
     )
 
 
-def _atol_advice(report) -> str:
+def _atol_advice(report, otherwise: str) -> str:
     """gradcheck's way to decide what the differences resolve only so far: an atol at least
-    the undecided elements' error estimates and their distance from the claims."""
+    the undecided elements' error estimates and their distance from the claims; where any
+    has no estimate an atol can cover (rounding noise, f not finite), ``otherwise``."""
     mask = report.verdicts == UNDECIDED
+    if not np.isin(report.reasons[mask], (INACCURATE, ROUNDED, ROW_ROUNDED)).all():
+        return otherwise
     with np.errstate(invalid="ignore"):
         gap = np.abs(report.analytic[mask] - report.numeric[mask])
         needed = float(np.nanmax(np.maximum(report.error[mask], gap), initial=0.0))
     if not np.isfinite(needed) or needed <= 0:
-        return "gradcheck has no option that passes such a check: check at another point"
+        return otherwise
     digit = 10.0 ** np.floor(np.log10(needed))  # (rounded up: rounded down, it would not do)
     return (
         f"an atol of {np.ceil(needed / digit) * digit:.1g} or more decides them in gradcheck "
