@@ -137,3 +137,18 @@ def test_a_float32_failure_is_labelled_by_its_float64_twin_and_its_inputs_scale(
         (agrad.tensor(x, dtype=agrad.float32, requires_grad=True),),
     )
     assert message.startswith(label), message
+
+
+def test_nan_in_gradchecks_numerical_matrix_is_explained():
+    # An element no finite difference resolves prints nan in PyTorch's "numerical:" layout,
+    # which reads as "f is nan" (QA round 34): the message says what it is. (Terms of 100
+    # that cancel: a right zero gradient, undecided.)
+    x = agrad.tensor(100 + 2 * np.random.default_rng(1).standard_normal(20), requires_grad=True)
+    with pytest.raises(agrad.autograd.GradcheckError) as info:
+        agrad.autograd.gradcheck(
+            lambda t: 100 * agrad.nn.functional.layer_norm(t, (20,)).sum(), (x,)
+        )
+    text = str(info.value)
+    numerical = text.split("numerical:")[1].split("analytical:")[0]
+    assert "nan" in numerical, text
+    assert "nan in numerical: no finite difference was reliable there" in text, text
