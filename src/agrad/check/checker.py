@@ -294,7 +294,7 @@ def numeric_jacobian(
         result = S.Numeric.empty(m, n)
         rest = np.arange(n)
     if rest.size:
-        noise, probes, rounds = element_noise(var, f0, rest, scale)
+        noise, probes, rounding = element_noise(var, f0, rest, scale)
         climbed = ladder(
             var.along_coordinates(),
             f0,
@@ -314,7 +314,7 @@ def numeric_jacobian(
             result.evaluations += keep_steps(var, f0, result, var.boundaries)[1]
         result.evaluations += doubt_jumps(var, f0, result)
         result.evaluations += bound_still(var, f0, result)
-        result.evaluations += bound_noisy(var, f0, result, claim, rounds)
+        result.evaluations += bound_noisy(var, f0, result, claim, rounding)
     return result
 
 

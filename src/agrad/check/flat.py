@@ -158,7 +158,7 @@ def bound_still(var, f0, numeric) -> int:
     return evaluations
 
 
-def bound_noisy(var, f0, numeric, claim, rounds=None) -> int:
+def bound_noisy(var, f0, numeric, claim, rounding=None) -> int:
     """Elements whose every step drowned in rounding noise (the ladder's NOISE: f moved by a
     few quanta, whatever the step) are probed at each of the ladder's steps again: where
     every value of f stays within a band of width w, a derivative of f is within w/h of the
@@ -176,15 +176,16 @@ def bound_noisy(var, f0, numeric, claim, rounds=None) -> int:
     flat (`bound_still`) and in PyTorch's gradcheck; nor a slope finer than every step
     and below the band: 5e-14·tanh(x/1e-15) at 0 beside terms of 100 rounding to 1e-13.)
     In place; returns the evaluations taken."""
-    if rounds is not None:  # (f only rounds along these: the band, not the ladder, bounds
-        # them, as where the ladder found every step noise; its estimates there, now that
-        # it knows the noise, are confident of 0 where a part its steps never move hides a
-        # slope, (1e8 + 1e-7·x) - 1e8 beside layer_norm(x).sum(), QA round 35)
-        # (one the ladder's steps never moved is `bound_still`'s, its coarse slope the next)
-        moved = rounds & (numeric.kind == S.SMOOTH) & (numeric.estimate != 0)
+    if rounding is not None:
+        # Where f only rounds (`noise.element_noise`), the band bounds the derivative, as
+        # where the ladder found every step noise: its estimates there, knowing the noise,
+        # were confident of 0 where a part its steps never move hides a slope ((1e8 +
+        # 1e-7·x) - 1e8 beside layer_norm(x).sum(), QA round 35). One its steps never
+        # moved at all is `bound_still`'s, and `doubt_hidden_slopes` looks at it next.
+        moved = rounding & (numeric.kind == S.SMOOTH) & (numeric.estimate != 0)
         numeric.kind[moved], numeric.reason[moved] = S.UNDECIDED, S.NOISE
         numeric.estimate[moved], numeric.error[moved] = np.nan, np.inf
-    evaluations = doubt_hidden_slopes(var, f0, numeric, rounds)
+    evaluations = doubt_hidden_slopes(var, f0, numeric, rounding)
     noisy = (numeric.kind == S.UNDECIDED) & (numeric.reason == S.NOISE)
     # (see the end; and a zero claim the estimate disputes: two levels can agree exactly on
     # quanta, -6.3e-7 ± 2.8e-22 for sum(x - mean(x)) at x ≈ 100, QA round 32)
@@ -254,7 +255,7 @@ def bound_noisy(var, f0, numeric, claim, rounds=None) -> int:
     return evaluations
 
 
-def doubt_hidden_slopes(var, f0, numeric, rounds=None) -> int:
+def doubt_hidden_slopes(var, f0, numeric, rounding=None) -> int:
     """An estimate of 0 from noisy differences (f rounds, its terms cancel, and the noise
     measured bounds the truth: a zero claim passes and any other fails), where the two
     largest coarse steps, max(1, |x_j|) and a quarter of it, show f with a slope: both
@@ -264,7 +265,7 @@ def doubt_hidden_slopes(var, f0, numeric, rounds=None) -> int:
     failed; (1e12 + 0.1·x) - 1e12 at 0, claimed 0, passed): undecided as rounding noise.
     Not a kink the coarse steps cross (relu(x) + 1 at -1e-5 moves one side only), nor a
     curvature (x² at 0 moves both sides alike, x³ with slopes 16 times apart). Where f
-    only rounds (``rounds``, from `noise.element_noise`), any move of f beyond the estimate's
+    only rounds (``rounding``, from `noise.element_noise`), any move of f beyond the estimate's
     reach at those steps. In place; returns the evaluations taken."""
     with np.errstate(invalid="ignore"):  # (an estimate of 0, within its error)
         allowed = 2 * ZERO + SURE * numeric.error
@@ -297,8 +298,8 @@ def doubt_hidden_slopes(var, f0, numeric, rounds=None) -> int:
         # that at the coarse steps is a part the ladder's steps do not move, as where it
         # found every step noise (`bound_noisy`'s coarse steps): beside batch_norm(x).sum(),
         # (1e12 + 1e-4·x) - 1e12 moves one quantum at the largest only (QA round 35)
-        if rounds is not None:
-            hidden |= zero[:, cols] & rounds[:, cols] & ~(far <= allowed[:, cols])
+        if rounding is not None:
+            hidden |= zero[:, cols] & rounding[:, cols] & ~(far <= allowed[:, cols])
     S.put(numeric.kind, cols, hidden, S.UNDECIDED)
     S.put(numeric.reason, cols, hidden, S.NOISE)
     return 6 * cols.size

@@ -51,7 +51,7 @@ def element_noise(
     """The noise of each output along each element (m, n), measured for the elements
     ``rest`` where it exceeds the rounding model (elsewhere 0); None where none was found
     along a random direction (then no element is measured). Also the evaluations taken,
-    and (m, n) where f only rounds along the element (`_measure`'s ``rounding``). ``rng``
+    and (m, n) where f only rounds along the element (its σ accepted by `rounds` alone). ``rng``
     draws the random direction (by default the same one: the same check, the same answer)."""
     rng = np.random.default_rng(NOISE_SEED) if rng is None else rng
     n = var.size
@@ -77,13 +77,13 @@ def element_noise(
     # What it finds counts from FLOOR_MODEL up, as the random direction's floor does: the
     # outputs of X @ w - y round to a few ulps of their terms, 2 to 16 times eps·|f|)
     noisy = _exceeds(sigma, size)  # (m, 1): the outputs a second look along each may find
-    sigma, size, more, only = _twice(var.along_coordinates(), f0, rest, scale[rest], 0, START,
+    sigma, size, more, alone = _twice(var.along_coordinates(), f0, rest, scale[rest], 0, START,
                                      noisy)  # fmt: skip
     noise = np.zeros((f0.size, n))
     rounding = np.zeros((f0.size, n), dtype=bool)
     with np.errstate(invalid="ignore"):
         noise[:, rest] = np.where(_exceeds(sigma, size, FLOOR_MODEL), sigma, 0.0)
-    rounding[:, rest] = only & (noise[:, rest] > 0)
+    rounding[:, rest] = alone & (noise[:, rest] > 0)
     return noise, taken + more, rounding
 
 
@@ -96,7 +96,7 @@ def _twice(along, f0, elements, scale, shift, ladder=np.inf, rows=True) -> tuple
     7 quanta at the ladder's first step. And a quantized part's rounding errors along
     equally spaced points drift by a fixed fraction of its quantum: where that is near 0,
     they lie on a line, unseen by the differences (one look in eight or so)."""
-    sigma, size, taken, retired, only = _measure(along, f0, elements, scale, ladder)
+    sigma, size, taken, retired, alone = _measure(along, f0, elements, scale, ladder)
     quiet = ~_exceeds(sigma, size) & ~retired & rows
     cols = np.nonzero(quiet.any(axis=0))[0]
     if cols.size:
@@ -110,9 +110,9 @@ def _twice(along, f0, elements, scale, shift, ladder=np.inf, rows=True) -> tuple
         found &= ~(coarse[0] <= sigma[:, cols])
         sigma[:, cols] = np.where(found, coarse[0], sigma[:, cols])
         size[:, cols] = np.where(found, coarse[1], size[:, cols])
-        only[:, cols] = np.where(found, coarse[4], only[:, cols])
+        alone[:, cols] = np.where(found, coarse[4], alone[:, cols])
         taken += coarse[2]
-    return sigma, size, taken, only
+    return sigma, size, taken, alone
 
 
 def _exceeds(sigma: np.ndarray, size: np.ndarray, times: float = ABOVE_MODEL) -> np.ndarray:
@@ -134,7 +134,7 @@ def _measure(along, f0, elements, scale, ladder=np.inf, narrower=NARROWER, grow=
     open_ = np.arange(e)
     always_flat = np.ones((m, e), dtype=bool)
     retired = np.zeros((m, e), dtype=bool)
-    only = np.zeros((m, e), dtype=bool)  # f only rounds (its σ accepted by `rounds` alone)
+    by_rounds = np.zeros((m, e), dtype=bool)  # f only rounds: its σ accepted by `rounds` alone
     offsets = np.concatenate([OFFSETS, WIDER * OFFSETS, OFFSETS / narrower])
     for _ in range(ROUNDS):
         cols = np.repeat(elements[open_], offsets.size)
@@ -192,7 +192,6 @@ def _measure(along, f0, elements, scale, ladder=np.inf, narrower=NARROWER, grow=
             taken += ends.size
         refused = ((still | exact | crowded) & ~rounds) | _stepped(values[..., 0, :])
         accepted = ~refused & np.isfinite(found)
-        alone = still | exact | crowded  # (accepted as noise by `rounds` alone)
         # (an output measured in an earlier round keeps its σ: an element is measured again
         # for its other outputs, and a later spacing's coincidence must not erase it; the
         # residuals X @ w - y lost a third of theirs so, and right Jacobians failed)
@@ -200,7 +199,7 @@ def _measure(along, f0, elements, scale, ladder=np.inf, narrower=NARROWER, grow=
         here = np.max(np.where(np.isfinite(values), np.abs(values), 0.0), axis=(-2, -1))
         size[:, open_] = np.where(first, here, size[:, open_])
         sigma[:, open_] = np.where(first, found, sigma[:, open_])
-        only[:, open_] = np.where(first, alone, only[:, open_])
+        by_rounds[:, open_] = np.where(first, still | exact | crowded, by_rounds[:, open_])
         # An output that has not moved at all, at any spacing up to one beyond the ladder's
         # first step, while others moved: its noise along the element does not matter, as
         # the ladder's steps will not move it either (an LSTM's gate weight moves a quarter
@@ -225,7 +224,7 @@ def _measure(along, f0, elements, scale, ladder=np.inf, narrower=NARROWER, grow=
         open_ = open_[pending.any(axis=0)]
         if not open_.size:
             break
-    return sigma, size, taken, retired, only
+    return sigma, size, taken, retired, by_rounds
 
 
 _POWERS = np.arange(-4.0, 5.0)[:, None] ** np.arange(3)  # the stencil's points, in spacings

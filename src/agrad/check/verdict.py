@@ -262,7 +262,7 @@ def judge(
     # f = 1e10 + 1e-3·x² has a resolution of about 1e-2, five times its gradient (a 1.5x
     # wrong gradient passed before), and a claim they cannot resolve is undecided.
     reach = accuracy
-    zero_row = np.zeros(claim.shape, dtype=bool)
+    zero = np.zeros(claim.shape, dtype=bool)  # a zero row's elements (see below)
     if numeric.resolution is not None and not given:  # (a user's own atol is never loosened)
         claimed = np.where(np.isfinite(claim), np.abs(claim), 0.0).max(axis=1, initial=0.0)
         scale = row_scale(claim, value)[:, None]
@@ -274,7 +274,6 @@ def judge(
         # (twice ZERO: the rounding bound of a flat f's differences has a factor 2 to
         # spare; a constant 77 bounds its derivative by 1.4e-10 at the ladder's steps)
         reach = np.where(zero, np.maximum(reach, 2 * ZERO), reach)
-        zero_row = np.broadcast_to(zero, claim.shape)
         # Where f did not move at all along the element and the claim is below what the
         # differences could see (a dead ReLU unit's 0, a saturated tanh unit's 1e-20,
         # beside a loss 1e4 times the gradient: differences exactly 0, their rounding
@@ -296,7 +295,7 @@ def judge(
     # A zero gradient's claim that its noisy estimate does not refute, off it by less than
     # 2·ZERO, passes as such claims are decided (over 100 inputs of layer_norm(x).sum(),
     # estimates of 5e-11 ± 3e-11 came out undecided, and gradcheck failed a right gradient)
-    close |= zero_row & ~wrong & (gap <= 2 * ZERO)
+    close |= zero & ~wrong & (gap <= 2 * ZERO)
     verdict[smooth & wrong] = FAIL
     reason[smooth & wrong] = RULE
     vague = smooth & ~wrong & (~close | ~(err <= reach))
