@@ -135,6 +135,7 @@ def _measure(along, f0, elements, scale, ladder=np.inf, narrower=NARROWER, grow=
     always_flat = np.ones((m, e), dtype=bool)
     retired = np.zeros((m, e), dtype=bool)
     by_rounds = np.zeros((m, e), dtype=bool)  # f only rounds: its σ accepted by `rounds` alone
+    fine_only = np.zeros((m, e), dtype=bool)  # noise at the fine spacing alone (see the end)
     offsets = np.concatenate([OFFSETS, WIDER * OFFSETS, OFFSETS / narrower])
     for _ in range(ROUNDS):
         cols = np.repeat(elements[open_], offsets.size)
@@ -167,6 +168,8 @@ def _measure(along, f0, elements, scale, ladder=np.inf, narrower=NARROWER, grow=
             faded[:, cols] &= ~frozen
             taken += more
         found = np.where(grows | faded, np.nan, narrow)
+        with np.errstate(invalid="ignore"):
+            fine_only[:, open_] |= np.isnan(found) & _exceeds(finer, np.abs(f0)[:, None])
         # Noise is small beside f's moves across the stencil; a jump or a pole inside it is
         # not (its σ is a quarter of its size or more): neither is noise to allow for.
         with np.errstate(invalid="ignore"):
@@ -224,6 +227,19 @@ def _measure(along, f0, elements, scale, ladder=np.inf, narrower=NARROWER, grow=
         open_ = open_[pending.any(axis=0)]
         if not open_.size:
             break
+    late = fine_only & np.isnan(sigma)
+    if grow and late.any():
+        # Smooth at the first spacing (relative to max(1, |x|)) but noisy at the fine one:
+        # f's own scale is far finer than |x| (x - mean(x) at features of 1e6 curves over 1,
+        # its noise ~1e-10 unmeasured, and the ladder, blind to it, took chance agreements
+        # at its noise floor for confident estimates). Measured again there, all three.
+        cols = np.nonzero(late.any(axis=0))[0]
+        again = _measure(along, f0, elements[cols], scale[cols] / narrower, ladder * narrower,
+                         narrower, grow=False)  # fmt: skip
+        fill = late[:, cols] & np.isfinite(again[0])
+        for mine, theirs in ((sigma, again[0]), (size, again[1]), (by_rounds, again[4])):
+            mine[:, cols] = np.where(fill, theirs, mine[:, cols])
+        taken += again[2]
     return sigma, size, taken, retired, by_rounds
 
 
@@ -260,7 +276,13 @@ def _frozen(along, elements, spacing, narrower, every, narrow, finer) -> tuple[n
         count = kept.sum(axis=-1)
         size = np.max(np.abs(np.concatenate([values, after], axis=-1)), axis=-1)
         rounding = np.maximum(np.nan_to_num(finer, nan=0.0), EPS * size)
-        frozen = (count >= 6) & (off <= 8 * rounding)
+        # (or a quantized factor: 0.5·x·(1 + tanh(u)) at x = -6.5, where 1 + tanh(u) is
+        # 1.4e-13 in quanta of 1.1e-16, frozen over the fine spacing: the moves there are
+        # the other factor's, one per quantum, within 1e-3 of each other. A fine feature
+        # the first spacing saw as noise σ moves f unlike that: a sin(k·x) by a·k·fine,
+        # far more than σ/16 over the spacing, times the fine spacing.)
+        stray = np.nan_to_num(narrow, nan=0.0) / (16 * narrower)
+        frozen = (count >= 6) & (off <= np.maximum(8 * rounding, stray))
     return frozen & np.isfinite(after).all(axis=-1), e * OFFSETS.size
 
 
