@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from agrad.check import check_numpy
+from agrad.check.verdict import PASS
 
 T = np.linspace(-1.0, 1.0, 50)
 Y = 5.0 * np.sin(np.arange(50.0))
@@ -63,3 +64,23 @@ def test_a_float32_function_flat_at_every_probe_is_not_bounded_by_float64s_ulp()
 
     report = _check(f, lambda w: np.zeros(1), w=[0.5])
     assert not report.ok
+
+
+@pytest.mark.parametrize("slope", [1e-7, 1e-9])
+def test_an_output_that_does_not_use_an_input_beside_one_that_does(slope):
+    # (0.5 + slope·x0, 2·x1): the first output never moves along x1, but the second does, so
+    # the whole column was not "still" and the ladder's bound, 9e-13, stood against the first
+    # row's scale, 1e-7: its 0 was undecided (QA round 36, F2). Per output now; a claim of
+    # 1e-3·slope there is far beyond ulp(0.5)/2 and is not passed.
+    def f(x):
+        return np.array([0.5 + slope * x[0], 2.0 * x[1]])
+
+    def right(x):
+        return np.array([[slope, 0.0], [0.0, 2.0]])
+
+    def wrong(x):
+        return np.array([[slope, 1e-3 * slope], [0.0, 2.0]])
+
+    # (the slope itself, 1e-9 beside 0.5, is resolved to 1e-3 of itself only: undecided)
+    assert _check(f, right, x=[0.7, 0.3]).variables["x"].verdicts[0, 1] == PASS
+    assert _check(f, wrong, x=[0.7, 0.3]).variables["x"].verdicts[0, 1] != PASS

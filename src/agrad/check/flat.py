@@ -16,6 +16,7 @@ from .verdict import (
     ROUNDED_ULPS,
     ROW_ROUNDED,
     RULE,
+    STILL,
     SURE,
     UNDECIDED,
     ZERO,
@@ -134,27 +135,40 @@ def bound_still(var, f0, numeric) -> int:
     beside a loss of 150 or more was undecided against a zero claim's 1e-10, QA round 21.
     f = 1e12 + 1e-3·w moves at h = 1: no false bound for it.) In place; returns the
     evaluations taken."""
-    still = np.all(numeric.estimate == 0, axis=0) & np.all(numeric.kind == S.SMOOTH, axis=0)
-    cols = np.nonzero(still & ~np.all(numeric.error == 0, axis=0))[0]
+    still = (numeric.estimate == 0) & (numeric.kind == S.SMOOTH)  # (m, E)
+    # Per output, too, where its row's scale is so small that the judge's allowance for a
+    # still f (STILL of the row) is below the ladder's bound: 0.5 + 1e-7·x0 beside 2·x1
+    # does not move along x1, and its 0 was undecided at 9e-13 (QA round 36)
+    row = np.where(np.isfinite(numeric.estimate), np.abs(numeric.estimate), 0.0).max(axis=1)
+    with np.errstate(invalid="ignore"):
+        small = numeric.error > STILL * row[:, None]
+    whole = still.all(axis=0)
+    still &= whole[None, :] | small
+    still &= numeric.error != 0
+    cols = np.nonzero(still.any(axis=0))[0]
     if not cols.size:
         return 0
+    unmoved = still[:, cols]
     f = np.asarray(f0, dtype=np.float64).reshape(-1)[:, None]
     along = var.along_coordinates()
     scale = S.element_scale(var.base.reshape(-1))
     evaluations = 0
-    for fraction in COARSE:  # (an element that moves is probed no further)
+    for fraction in COARSE:  # (an output that moves is probed no further along it)
         h = fraction * scale[cols]
         with np.errstate(all="ignore"):
             up, down = along(cols, h), along(cols, -h)
         evaluations += 2 * cols.size
-        cols = cols[np.all((up == f) & (down == f), axis=0)]
+        unmoved &= (up == f) & (down == f)
+        kept = unmoved.any(axis=0)
+        cols, unmoved = cols[kept], unmoved[:, kept]
         if not cols.size:
             return evaluations
     # (f computed in float32 inside rounds to float32's spacing: 1e4 + 1e-4·w in float32
     # does not move at h = 1 and passed a claim of 0, QA round 22)
     size = np.abs(f).astype(np.float32) if S.in_float32(f, whole=True) else np.abs(f)
     bound = np.spacing(size).astype(np.float64) / (2.0 * scale[cols][None, :])  # (m, k)
-    numeric.error[:, cols] = np.minimum(numeric.error[:, cols], bound)
+    error = numeric.error[:, cols]
+    numeric.error[:, cols] = np.where(unmoved, np.minimum(error, bound), error)
     return evaluations
 
 
