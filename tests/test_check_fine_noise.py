@@ -103,3 +103,16 @@ def test_a_gelu_gradient_that_forgets_the_product_rule_never_passes(x):
 @pytest.mark.parametrize("x", SATURATED)
 def test_the_right_gelu_gradient_is_not_failed_where_a_factor_is_quantized(x):
     assert _verdict(_gelu, _gelu_grad, np.array([x])) in ("pass", "undecided")
+
+
+def test_a_layer_norm_jacobian_forgetting_the_mean_fails_at_1e7():
+    # Its ladder fails it at steps above 1 only; steps below 1 are asked to confirm. They went
+    # down to an ulp of x, where mean(x) freezes: there f's slope is the Jacobian with the
+    # mean held, the wrong one's, and nothing was confirmed (undecided, "leaning wrong").
+    # Down to the ladder's finest relative step, knowing f's noise, they confirm the failure.
+    def forgets_the_mean(x):
+        return _layer_norm_jacobian(x, mean_term=False)
+
+    for seed in range(3):
+        report = check_numpy(_layer_norm, forgets_the_mean, {"x": _rows(seed, 1e7)})
+        assert report.variables["x"].verdict == "fail"

@@ -11,6 +11,7 @@ relative to max(1, |x|)); there is no forward-mode AD, so asking for its checks 
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -18,6 +19,7 @@ import numpy as np
 
 from ..check.callables import AgradCallableTarget, NoFloatingOutput
 from ..check.checker import check_target
+from ..check.diagnosis import ATOL_ADVICE, passed_zeros_error, rounded_up
 from ..check.options import CheckOptions
 from ..check.report import CheckReport
 from ..engine.autograd import grad
@@ -141,6 +143,18 @@ _FIRST_LINES = {
 }
 
 
+def _atol_for_all(message: str, report: CheckReport) -> str:
+    """The atol a diagnosis names, raised to cover the zeros every input passed without
+    one (gradgradcheck's grad_output too): with it given, they must pass again."""
+    named = re.search(r"an atol of ([0-9.e+-]+) or more decides them", message)
+    if named is None:
+        return message
+    needed = max(passed_zeros_error(v) for v in report.variables.values())
+    if needed <= float(named.group(1)):
+        return message
+    return message.replace(named.group(0), ATOL_ADVICE.format(rounded_up(needed)))
+
+
 def describe(report: CheckReport, target: AgradCallableTarget, inputs: tuple) -> str:
     """PyTorch's first line (which output, which input), then agrad's diagnosis."""
     for name, v in report.variables.items():
@@ -154,7 +168,7 @@ def describe(report: CheckReport, target: AgradCallableTarget, inputs: tuple) ->
         if kind in _FIRST_LINES:  # (PyTorch's words)
             lines = [_FIRST_LINES[kind].format(position)]
         if v.diagnosis is not None:
-            lines.append(v.diagnosis.message)
+            lines.append(_atol_for_all(v.diagnosis.message, report))
         if not np.any(v.numeric) and np.any(v.analytic):  # (f never moved along the input)
             lines.append(
                 f"f did not change at all when input {position} moved: if the function "

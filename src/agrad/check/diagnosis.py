@@ -27,6 +27,7 @@ from .verdict import (
     KINK_CLOSE,
     NOISE,
     NONFINITE,
+    PASS,
     PRECISION,
     REENTRANT,
     ROUNDED,
@@ -36,6 +37,7 @@ from .verdict import (
     STEP,
     STRICT_KINK,
     SUBGRADIENT,
+    UNCONFIRMED,
     UNDECIDED,
 )  # fmt: skip
 
@@ -233,6 +235,10 @@ def _undecided(report, var, f0, options, i, j, where, count, a, n, reason) -> Di
         "ulps of it): neither right nor wrong can be told. If this element is not computed "
         "from terms that large, it is wrong; scaling the inputs (features of similar size) "
         "lets the check decide",
+        UNCONFIRMED: "the finite differences disagree with the gradient only at steps "
+        f"larger than 1 (relative to a large |x|: here {report.step[j]:.3g}), and steps below "
+        "1 do not confirm them (f may vary on a scale finer than those steps, or round too "
+        "much at finer ones): neither right nor wrong can be told here",
         SEVERAL_KINKS: "f has kinks in several coordinates here; the gradient is within each "
         "coordinate's one-sided derivatives, but it is neither within the hull of the "
         "gradients measured around the point nor decided along the directions that would "
@@ -241,7 +247,7 @@ def _undecided(report, var, f0, options, i, j, where, count, a, n, reason) -> Di
     }
     text = texts.get(reason, "no step decides")
     if reason == INACCURATE:
-        text += _resolved(report, options)
+        text += _resolved(report, options, f0)
     if reason in (INACCURATE, NOISE) and report.dtype != "float32" and S.in_float32(f0):
         text += (
             " (f's values are float32 numbers: it computes in float32 inside, where no step "
@@ -278,33 +284,59 @@ def _atol_advice(report, otherwise: str) -> str:
     with np.errstate(invalid="ignore"):
         gap = np.abs(report.analytic[mask] - report.numeric[mask])
         needed = float(np.nanmax(np.maximum(report.error[mask], gap), initial=0.0))
+        needed = max(needed, passed_zeros_error(report))
     if not np.isfinite(needed) or needed <= 0:
         return otherwise
-    digit = 10.0 ** np.floor(np.log10(needed))  # (rounded up: rounded down, it would not do)
     return (
-        f"an atol of {np.ceil(needed / digit) * digit:.1g} or more decides them in gradcheck "
-        "(the largest of their error estimates and distances from the claims), or check at "
-        "another point"
+        f"{ATOL_ADVICE.format(rounded_up(needed))} in gradcheck (the largest of their error "
+        "estimates and distances from the claims), or check at another point"
     )
 
 
-def _resolved(report, options) -> str:
+ATOL_ADVICE = "an atol of {:.1g} or more decides them"
+
+
+def rounded_up(value: float) -> float:
+    digit = 10.0 ** np.floor(np.log10(value))  # (rounded down, it would not do)
+    return float(np.ceil(value / digit) * digit)
+
+
+def passed_zeros_error(report) -> float:
+    """The largest error estimate of the zeros passed without an atol: f still along them,
+    their 0 decided at a part of their row that a given atol replaces, so an atol below it
+    leaves them undecided (a second derivative's zeros at 9e-14 beside the 4e-14 named)."""
+    zeros = (report.verdicts == PASS) & ((report.analytic == 0) | (report.numeric == 0))
+    with np.errstate(invalid="ignore"):
+        return float(np.nanmax(report.error[zeros], initial=0.0))
+
+
+def _resolved(report, options, f0) -> str:
     """What rtol the differences do resolve the undecided elements to, where every claim
     agrees with them within their error and that is at most 1% of the element: a derivative
     far smaller than its output (a saturated tanh unit's 3e-8 beside tanh ≈ 1) is resolved
-    to its output's rounding over the step only, and a looser rtol, said aloud, decides it."""
+    to its output's rounding over the step only, and a looser rtol, said aloud, decides it.
+    (Only such a derivative is called a saturated unit's: beside a max-pool's near-tie the
+    steps are as short as the kink is near, QA round 36.)"""
     mask = (report.verdicts == UNDECIDED) & (report.reasons == INACCURATE)
+    outputs = np.abs(np.asarray(f0, dtype=np.float64).reshape(-1, 1))
     with np.errstate(all="ignore"):
         size = np.maximum(np.abs(report.numeric[mask]), np.abs(report.analytic[mask]))
         agree = np.abs(report.analytic[mask] - report.numeric[mask]) <= report.error[mask]
         needed = float(np.max(report.error[mask] / size, initial=0.0))
+        saturated = bool(np.all(size <= 1e-3 * np.broadcast_to(outputs, mask.shape)[mask]))
     if not (agree.all() and 0.0 < needed <= 1e-2):
         return ""
     rtol = float(f"{2 * needed:.0e}")
+    why = (
+        "as an output's rounding over the step allows when its derivative is far smaller "
+        "than it, a saturated unit's"
+        if saturated
+        else "as far as steps short enough for f here can (a kink close to the point, or "
+        "f's own rounding, limits them)"
+    )
     return (
         f" (the claims agree with them to within that; they resolve these elements to "
-        f"{needed:.1g} of themselves, as an output's rounding over the step allows when its "
-        f"derivative is far smaller than it, a saturated unit's: "
+        f"{needed:.1g} of themselves, {why}: "
         f"{options.advice('rtol').format(f'{rtol:g}')} decides them)"
     )
 
@@ -350,6 +382,15 @@ _BUILDERS = {
     JUMP: _jump,
     **{
         code: (lambda *args, code=code: _undecided(*args, code))
-        for code in (NONFINITE, NOISE, KINK_CLOSE, INACCURATE, ROUNDED, ROW_ROUNDED, SEVERAL_KINKS)
+        for code in (
+            NONFINITE,
+            NOISE,
+            KINK_CLOSE,
+            INACCURATE,
+            ROUNDED,
+            ROW_ROUNDED,
+            SEVERAL_KINKS,
+            UNCONFIRMED,
+        )  # fmt: skip
     },
 }

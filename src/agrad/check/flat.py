@@ -18,6 +18,7 @@ from .verdict import (
     RULE,
     STILL,
     SURE,
+    UNCONFIRMED,
     UNDECIDED,
     ZERO,
     rounding_size,
@@ -60,7 +61,8 @@ def pass_flat_side(var, f0, claim, numeric, verdicts, reasons) -> int:
     f = 1e12 + 1e-3·x is flat too, to steps of 1e-3, with a bound of 0.1: left undecided.
     Returns the evaluations taken."""
     with np.errstate(invalid="ignore"):
-        doubted = (verdicts == UNDECIDED) & (reasons == INACCURATE) & (np.abs(claim) <= FLAT)
+        doubted = (verdicts == UNDECIDED) & np.isin(reasons, (INACCURATE, UNCONFIRMED))
+        doubted &= np.abs(claim) <= FLAT
     doubted &= (numeric.kind == S.SMOOTH) & (numeric.estimate == 0)
     cols = np.nonzero(doubted.any(axis=0))[0][:MOST_FLAT]
     if not cols.size:

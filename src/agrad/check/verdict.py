@@ -29,6 +29,7 @@ REENTRANT = 13  # the same backward twice gave different numbers
 ROUNDED = 14  # within what a float64 backward's rounding at f's size may leave (see flat)
 SEVERAL_KINKS = 15  # kinks in several coordinates, neither certified nor decided along directions
 ROW_ROUNDED = 16  # within what a float64 backward's rounding at the row's scale may leave
+UNCONFIRMED = 17  # wrong at steps above 1 only, and steps below 1 do not confirm it (see coarse)
 REASONS = {
     0: "",
     RULE: "rule",
@@ -47,6 +48,7 @@ REASONS = {
     ROUNDED: "within the backward's rounding",
     SEVERAL_KINKS: "kinks in several coordinates",
     ROW_ROUNDED: "within the rounding at its row's scale",
+    UNCONFIRMED: "coarse steps not confirmed by fine ones",
 }
 _NUMERIC_REASON = {S.NONFINITE: NONFINITE, S.NOISE: NOISE, S.KINK_CLOSE: KINK_CLOSE}
 
