@@ -1,15 +1,18 @@
-"""f's noise seen only at spacings far finer than max(1, |x|), or only as a factor's quanta.
+"""Factors frozen over fine steps, and failures seen at coarse steps only, at large offsets.
 
-1. Features at a large offset (a layer norm of rows N(0, 1) + 1e6): f curves over 1 while
-   the noise probe's spacings are relative to |x| (0.7 at 1e6), where f is no line and no
-   noise is measured; the noise itself (x - mean(x) rounds to 1e-10) shows only at the
-   probe's finest spacing. Unknown to the ladder, it took agreements at its noise floor for
-   confident estimates: right Jacobians were undecided, "leaning wrong" (QA round 34, F1).
-2. A factor quantized far coarser than f's own rounding, frozen over fine steps:
+1. A factor quantized far coarser than f's own rounding, frozen over fine steps:
    GELU-tanh 0.5·x·(1 + tanh(u)) at x ≈ -6.5, where 1 + tanh(u) is ~1e-11 in quanta of
    1.1e-16. Over steps finer than a quantum's width f is exactly 0.5·(1 + tanh(u))·x, so
    the differences give the slope of a gradient that forgets the product rule: that wrong
    gradient passed and the right one failed as "the rule is wrong" (QA round 36, F1).
+2. Features at a large offset (a layer norm of rows N(0, 1) + 1e5 ... 1e7): f curves over 1
+   while its noise (x - mean(x) rounds to 1e-10) is unknown to the ladder. Right Jacobians
+   may be undecided there (QA round 34, F1: measuring that noise from the probe's finest
+   spacing was tried on 2026-12-08 and removed the same day: it took fine features,
+   a 1e-8 triangle wave beside sin(x), for noise too, and wrong claims passed, QA round
+   37), but never fail; wrong ones never pass. A failure seen only at steps above 1 was
+   "confirmed" at steps of an ulp of x, where the mean freezes and f's slope is the wrong
+   Jacobian's: it is now sought no finer than the ladder's finest relative step.
 
 Oracle: algebra (the layer norm's Jacobian in closed form; GELU's derivative), and the
 known-wrong gradients below, each wrong by far more than the tolerance.
@@ -51,13 +54,10 @@ def _rows(seed: int, offset: float) -> np.ndarray:
     return np.random.default_rng(seed).standard_normal((3, 6)) + offset
 
 
-@pytest.mark.parametrize(("offset", "least"), [(1e5, 11), (1e6, 7)])
-def test_a_layer_norm_jacobian_at_a_large_offset_is_decided(offset, least):
+@pytest.mark.parametrize("offset", [1e5, 1e6])
+def test_a_layer_norm_jacobian_at_a_large_offset_never_fails(offset):
     verdicts = [_verdict(_layer_norm, _layer_norm_jacobian, _rows(s, offset)) for s in range(12)]
     assert "fail" not in verdicts
-    # (before: 10 and 3 of these 12 points passed, the rest undecided, "leaning wrong";
-    # now the undecided are elements 1e-4 of their row, resolved to 1e-3 of themselves)
-    assert verdicts.count("pass") >= least, verdicts
 
 
 @pytest.mark.parametrize("offset", [1e5, 1e6, 1e7])
@@ -105,14 +105,21 @@ def test_the_right_gelu_gradient_is_not_failed_where_a_factor_is_quantized(x):
     assert _verdict(_gelu, _gelu_grad, np.array([x])) in ("pass", "undecided")
 
 
-def test_a_layer_norm_jacobian_forgetting_the_mean_fails_at_1e7():
-    # Its ladder fails it at steps above 1 only; steps below 1 are asked to confirm. They went
-    # down to an ulp of x, where mean(x) freezes: there f's slope is the Jacobian with the
-    # mean held, the wrong one's, and nothing was confirmed (undecided, "leaning wrong").
-    # Down to the ladder's finest relative step, knowing f's noise, they confirm the failure.
+def test_a_failure_at_coarse_steps_only_is_not_confirmed_by_a_frozen_mean():
+    # The ladder fails a Jacobian forgetting the mean at steps above 1 only; steps below 1
+    # are asked to confirm. They went down to an ulp of x, where mean(x) freezes and f's
+    # slope is the Jacobian with the mean held, the wrong one's: it "agreed" with the claim.
+    # It stays undecided (the truth is not resolved there), and says why.
     def forgets_the_mean(x):
         return _layer_norm_jacobian(x, mean_term=False)
 
+    said = []
     for seed in range(3):
-        report = check_numpy(_layer_norm, forgets_the_mean, {"x": _rows(seed, 1e7)})
-        assert report.variables["x"].verdict == "fail"
+        variable = check_numpy(_layer_norm, forgets_the_mean, {"x": _rows(seed, 1e7)}).variables[
+            "x"
+        ]
+        assert variable.verdict != "pass"
+        said.append(variable.diagnosis.message)
+    # (not "their error estimate exceeds the tolerance", which it said, with an estimate
+    # a third of the tolerance)
+    assert any("steps below 1 do not confirm them" in message for message in said)

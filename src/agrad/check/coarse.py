@@ -16,7 +16,6 @@ import numpy as np
 
 from . import steps as S
 from .ladder import ladder
-from .noise import element_noise
 from .verdict import FAIL, RULE, SURE, UNCONFIRMED, UNDECIDED
 
 
@@ -62,9 +61,6 @@ def doubt_coarse_failures(
     # confirming a backward that forgets the mean's gradient, QA round 36)
     largest = float(np.max(np.abs(var.base.reshape(-1)[columns])))
     levels = int(np.ceil(np.log(S.START / (S.SMALLEST * largest)) / np.log(S.RATIO))) + 1
-    # (and knowing f's noise there: x - mean(x) at 1e7 rounds to 2e-9, and without it the
-    # ladder met that floor unawares and settled nothing)
-    noise, probes, _ = element_noise(var, f0, columns, S.element_scale(var.base.reshape(-1)))
     fine = ladder(
         var.along_coordinates(),
         f0,
@@ -74,7 +70,6 @@ def doubt_coarse_failures(
         claim[:, columns],
         max_levels=min(S.MAX_LEVELS, max(levels, 1)),
         actual=var.actual_steps,
-        noise=None if noise is None else noise[:, columns],
     )
     with np.errstate(all="ignore"):
         coarse_estimate = numeric.estimate[:, columns]
@@ -95,4 +90,4 @@ def doubt_coarse_failures(
     part_v, part_r = verdicts[:, columns], reasons[:, columns]
     part_v[doubt], part_r[doubt] = UNDECIDED, UNCONFIRMED
     verdicts[:, columns], reasons[:, columns] = part_v, part_r
-    return fine.evaluations + probes
+    return fine.evaluations

@@ -77,12 +77,8 @@ def element_noise(
     # What it finds counts from FLOOR_MODEL up, as the random direction's floor does: the
     # outputs of X @ w - y round to a few ulps of their terms, 2 to 16 times eps·|f|)
     noisy = _exceeds(sigma, size)  # (m, 1): the outputs a second look along each may find
-    # (its spacings multiples of 2 ulps of x_j, as the ladder's actual steps are: points
-    # x + t that round add f'·ulp(x)/2 of noise the ladder does not have; sin(x) at 4e10
-    # measured that, 1.4e-6, at a fine spacing, and a right gradient was undecided)
-    grid = 2.0 * np.spacing(np.abs(var.base.reshape(-1)[rest]))
     sigma, size, more, alone = _twice(var.along_coordinates(), f0, rest, scale[rest], 0, START,
-                                     noisy, grid)  # fmt: skip
+                                     noisy)  # fmt: skip
     noise = np.zeros((f0.size, n))
     rounding = np.zeros((f0.size, n), dtype=bool)
     with np.errstate(invalid="ignore"):
@@ -91,9 +87,7 @@ def element_noise(
     return noise, taken + more, rounding
 
 
-def _twice(
-    along, f0, elements, scale, shift, ladder=np.inf, rows=True, grid=None
-) -> tuple[np.ndarray, ...]:
+def _twice(along, f0, elements, scale, shift, ladder=np.inf, rows=True) -> tuple[np.ndarray, ...]:
     """`_measure` at the first spacing, and again at one near the ladder's first step (along
     ``elements + shift``: the random probe's second direction) where nothing above the
     model was found. A part quantized coarser than its moves at the first spacing (0.05
@@ -102,7 +96,7 @@ def _twice(
     7 quanta at the ladder's first step. And a quantized part's rounding errors along
     equally spaced points drift by a fixed fraction of its quantum: where that is near 0,
     they lie on a line, unseen by the differences (one look in eight or so)."""
-    sigma, size, taken, retired, alone = _measure(along, f0, elements, scale, ladder, grid=grid)
+    sigma, size, taken, retired, alone = _measure(along, f0, elements, scale, ladder)
     quiet = ~_exceeds(sigma, size) & ~retired & rows
     cols = np.nonzero(quiet.any(axis=0))[0]
     if cols.size:
@@ -111,8 +105,7 @@ def _twice(
         # too), and its spacing not grown past the ladder's first steps (floor(x) at 1.5
         # is quantized, to 1: noise the ladder, which sees no jump there, does not have).
         coarse = _measure(along, f0, elements[cols] + shift, scale[cols] * COARSE,
-                          ladder / COARSE, NARROWER * COARSE, grow=False,
-                          grid=None if grid is None else grid[cols])  # fmt: skip
+                          ladder / COARSE, NARROWER * COARSE, grow=False)  # fmt: skip
         found = quiet[:, cols] & _exceeds(coarse[0], coarse[1], FLOOR_MODEL)
         found &= ~(coarse[0] <= sigma[:, cols])
         sigma[:, cols] = np.where(found, coarse[0], sigma[:, cols])
@@ -126,9 +119,7 @@ def _exceeds(sigma: np.ndarray, size: np.ndarray, times: float = ABOVE_MODEL) ->
     return np.isfinite(sigma) & (sigma > times * EPS * size)
 
 
-def _measure(
-    along, f0, elements, scale, ladder=np.inf, narrower=NARROWER, grow=True, grid=None
-) -> tuple:
+def _measure(along, f0, elements, scale, ladder=np.inf, narrower=NARROWER, grow=True) -> tuple:
     """ECnoise's σ per output and element (nan: not measured), the largest |f| seen, and
     the evaluations taken. σ must not grow at a spacing WIDER times wider: noise does not
     depend on the spacing, while a kink inside the stencil grows with it, and it can pass
@@ -144,18 +135,11 @@ def _measure(
     always_flat = np.ones((m, e), dtype=bool)
     retired = np.zeros((m, e), dtype=bool)
     by_rounds = np.zeros((m, e), dtype=bool)  # f only rounds: its σ accepted by `rounds` alone
-    fine_only = np.zeros((m, e), dtype=bool)  # noise at the fine spacing alone (see the end)
+    offsets = np.concatenate([OFFSETS, WIDER * OFFSETS, OFFSETS / narrower])
     for _ in range(ROUNDS):
-        fine = spacing[open_] / narrower
-        if grid is not None:  # (every stencil's points exact: see `element_noise`)
-            spacing[open_] = _snapped(spacing[open_], grid[open_])
-            fine = _snapped(fine, grid[open_])
-        offsets = np.concatenate(
-            [spacing[open_, None] * OFFSETS, spacing[open_, None] * (WIDER * OFFSETS),
-             fine[:, None] * OFFSETS], axis=1)  # fmt: skip
-        cols = np.repeat(elements[open_], offsets.shape[1])
+        cols = np.repeat(elements[open_], offsets.size)
         with np.errstate(all="ignore"):
-            moved = along(cols, offsets.reshape(-1))
+            moved = along(cols, (spacing[open_, None] * offsets).reshape(-1))
         moved = moved.reshape(m, open_.size, 3, OFFSETS.size)
         taken += cols.size
         center = np.broadcast_to(f0[:, None, None, None], (m, open_.size, 3, 1))
@@ -178,14 +162,11 @@ def _measure(
             # ... unless only a quantized part froze there, beside a smooth part that still
             # moves (another element's along a random direction, or the element's own)
             cols = np.nonzero(faded.any(axis=0))[0]
-            frozen, more = _frozen(along, elements[open_[cols]], spacing[open_[cols]],
-                                   fine[cols], every[:, cols], narrow[:, cols],
-                                   finer[:, cols])  # fmt: skip
+            frozen, more = _frozen(along, elements[open_[cols]], spacing[open_[cols]], narrower,
+                                   every[:, cols], narrow[:, cols], finer[:, cols])  # fmt: skip
             faded[:, cols] &= ~frozen
             taken += more
         found = np.where(grows | faded, np.nan, narrow)
-        with np.errstate(invalid="ignore"):
-            fine_only[:, open_] |= np.isnan(found) & _exceeds(finer, np.abs(f0)[:, None])
         # Noise is small beside f's moves across the stencil; a jump or a pole inside it is
         # not (its σ is a quarter of its size or more): neither is noise to allow for.
         with np.errstate(invalid="ignore"):
@@ -243,31 +224,13 @@ def _measure(
         open_ = open_[pending.any(axis=0)]
         if not open_.size:
             break
-    late = fine_only & np.isnan(sigma)
-    if grow and late.any():
-        # Smooth at the first spacing (relative to max(1, |x|)) but noisy at the fine one:
-        # f's own scale is far finer than |x| (x - mean(x) at features of 1e6 curves over 1,
-        # its noise ~1e-10 unmeasured, and the ladder, blind to it, took chance agreements
-        # at its noise floor for confident estimates). Measured again there, all three.
-        cols = np.nonzero(late.any(axis=0))[0]
-        again = _measure(along, f0, elements[cols], scale[cols] / narrower, ladder * narrower,
-                         narrower, grow=False,
-                         grid=None if grid is None else grid[cols])  # fmt: skip
-        fill = late[:, cols] & np.isfinite(again[0])
-        for mine, theirs in ((sigma, again[0]), (size, again[1]), (by_rounds, again[4])):
-            mine[:, cols] = np.where(fill, theirs, mine[:, cols])
-        taken += again[2]
     return sigma, size, taken, retired, by_rounds
 
 
 _POWERS = np.arange(-4.0, 5.0)[:, None] ** np.arange(3)  # the stencil's points, in spacings
 
 
-def _snapped(spacing: np.ndarray, grid: np.ndarray) -> np.ndarray:
-    return np.maximum(np.round(spacing / grid), 1.0) * grid
-
-
-def _frozen(along, elements, spacing, fine, every, narrow, finer) -> tuple[np.ndarray, int]:
+def _frozen(along, elements, spacing, narrower, every, narrow, finer) -> tuple[np.ndarray, int]:
     """(m, e): f's moves over the fine spacing (the third stencil's) at each of the nine
     points of the first are those of one smooth f, but for a few a quantum larger (a
     jump inside them): its noise is a quantized part's, which the fine spacing is too
@@ -277,6 +240,7 @@ def _frozen(along, elements, spacing, fine, every, narrow, finer) -> tuple[np.nd
     the right one failed, QA round 18 F1.) A feature finer than the first spacing moves
     f unlike a line there: 1 + cos(1e7·x) at points 6.9e-7 apart, over 1.7e-10."""
     m, e = every.shape[0], elements.size
+    fine = spacing / narrower
     with np.errstate(all="ignore"):
         moved = along(np.repeat(elements, OFFSETS.size),
                       (spacing[:, None] * OFFSETS + fine[:, None]).reshape(-1))  # fmt: skip
@@ -301,7 +265,7 @@ def _frozen(along, elements, spacing, fine, every, narrow, finer) -> tuple[np.nd
         # the other factor's, one per quantum, within 1e-3 of each other. A fine feature
         # the first spacing saw as noise σ moves f unlike that: a sin(k·x) by a·k·fine,
         # far more than σ/16 over the spacing, times the fine spacing.)
-        stray = np.nan_to_num(narrow, nan=0.0) * fine / (16 * spacing)
+        stray = np.nan_to_num(narrow, nan=0.0) / (16 * narrower)
         frozen = (count >= 6) & (off <= np.maximum(8 * rounding, stray))
     return frozen & np.isfinite(after).all(axis=-1), e * OFFSETS.size
 
