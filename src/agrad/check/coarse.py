@@ -56,11 +56,6 @@ def doubt_coarse_failures(
     columns = np.nonzero(failed.any(axis=0) & coarse)[0]
     if not columns.size:
         return 0
-    # (down to the main ladder's finest relative step, no further: at a few ulps of x,
-    # sums of x's freeze, and a layer norm at 1e7 differentiated there with its mean held,
-    # confirming a backward that forgets the mean's gradient, QA round 36)
-    largest = float(np.max(np.abs(var.base.reshape(-1)[columns])))
-    levels = int(np.ceil(np.log(S.START / (S.SMALLEST * largest)) / np.log(S.RATIO))) + 1
     fine = ladder(
         var.along_coordinates(),
         f0,
@@ -68,7 +63,6 @@ def doubt_coarse_failures(
         np.full(columns.size, S.START),
         accuracy[:, columns],
         claim[:, columns],
-        max_levels=min(S.MAX_LEVELS, max(levels, 1)),
         actual=var.actual_steps,
     )
     with np.errstate(all="ignore"):
