@@ -146,7 +146,7 @@ _FIRST_LINES = {
 def _atol_for_all(message: str, report: CheckReport) -> str:
     """The atol a diagnosis names, raised to cover the zeros every input passed without
     one (gradgradcheck's grad_output too): with it given, they must pass again."""
-    named = re.search(r"an atol of ([0-9.e+-]+) or more decides them", message)
+    named = re.search(re.escape(ATOL_ADVICE).replace(re.escape("{:.1g}"), "([0-9.e+-]+)"), message)
     if named is None:
         return message
     needed = max(passed_zeros_error(v) for v in report.variables.values())

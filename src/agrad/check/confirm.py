@@ -21,7 +21,7 @@ def confirm_settled(state, along, elements, active, h, first_step, done, settled
     of a slope well beyond the tolerance (their rounding allowance is larger, as it should
     be): a Gaussian bump 0.5 wide, 1.25 from the point at 8.3e11, was jumped over by steps
     of 590 and 18, and a claim 24% off passed (QA round 12)."""
-    # (at every |x| and step: at 7289 the ladder settled on one wavelength of
+    # (at every step where |x| > 1: at 7289 the ladder settled on one wavelength of
     # x + 6.8e-7·sin(x/6.8e-5) and failed its right gradient; at 82, on sin(x) beside
     # 1e-8·sin(1e6·x) at steps of 3e-4, where the feature adds 1e-2 to the slope, and a
     # claim forgetting it passed, QA round 37. Steps under 2^-10 below |x| = 1024 went
