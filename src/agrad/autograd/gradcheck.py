@@ -11,7 +11,6 @@ relative to max(1, |x|)); there is no forward-mode AD, so asking for its checks 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -21,7 +20,7 @@ from ..check.callables import AgradCallableTarget, NoFloatingOutput
 from ..check.checker import check_target
 from ..check.diagnosis import ATOL_ADVICE, passed_zeros_error, rounded_up
 from ..check.options import CheckOptions
-from ..check.report import CheckReport
+from ..check.report import CheckReport, Diagnosis
 from ..engine.autograd import grad
 from ..engine.grad_mode import set_grad_enabled
 from ..engine.tensor import Tensor, wrap
@@ -143,16 +142,17 @@ _FIRST_LINES = {
 }
 
 
-def _atol_for_all(message: str, report: CheckReport) -> str:
-    """The atol a diagnosis names, raised to cover the zeros every input passed without
-    one (gradgradcheck's grad_output too): with it given, they must pass again."""
-    named = re.search(re.escape(ATOL_ADVICE).replace(re.escape("{:.1g}"), "([0-9.e+-]+)"), message)
+def _atol_for_all(diagnosis: Diagnosis, report: CheckReport) -> str:
+    """The diagnosis, the atol it names raised to cover the zeros every input passed
+    without one (gradgradcheck's grad_output too): with it given, they must pass again."""
+    named = diagnosis.evidence.get("atol")
     if named is None:
-        return message
+        return diagnosis.message
     needed = max(passed_zeros_error(v) for v in report.variables.values())
-    if needed <= float(named.group(1)):
-        return message
-    return message.replace(named.group(0), ATOL_ADVICE.format(rounded_up(needed)))
+    if needed <= named:
+        return diagnosis.message
+    raised = ATOL_ADVICE.format(rounded_up(needed))
+    return diagnosis.message.replace(ATOL_ADVICE.format(named), raised)
 
 
 def describe(report: CheckReport, target: AgradCallableTarget, inputs: tuple) -> str:
@@ -168,7 +168,7 @@ def describe(report: CheckReport, target: AgradCallableTarget, inputs: tuple) ->
         if kind in _FIRST_LINES:  # (PyTorch's words)
             lines = [_FIRST_LINES[kind].format(position)]
         if v.diagnosis is not None:
-            lines.append(_atol_for_all(v.diagnosis.message, report))
+            lines.append(_atol_for_all(v.diagnosis, report))
         if not np.any(v.numeric) and np.any(v.analytic):  # (f never moved along the input)
             lines.append(
                 f"f did not change at all when input {position} moved: if the function "

@@ -255,9 +255,15 @@ def _undecided(report, var, f0, options, i, j, where, count, a, n, reason) -> Di
             "whose gradient is the same rule)"
         )
     advice = options.advice("allow_undecided")
-    if options.wording == "gradcheck" and options.atol is None:
-        advice = _atol_advice(report, advice)  # (it has no allow_undecided: QA round 34)
     undefined = report.undefined is not None and bool(np.any(report.undefined))
+    atol = None  # (gradcheck has no allow_undecided: the atol that decides, QA round 34)
+    if options.wording == "gradcheck" and options.atol is None and not report.leaning:
+        atol = None if undefined else _atol_needed(report)
+    if atol is not None:
+        advice = (
+            f"{ATOL_ADVICE.format(atol)} in gradcheck (the largest of their error estimates "
+            "and distances from the claims), or check at another point"
+        )
     if undefined:  # (no atol covers nan: QA round 34)
         advice = "f is nan at the point itself, where no gradient is right: check at another point"
     elif report.leaning:  # (not passed with allow_undecided: see VariableReport.leaning)
@@ -270,27 +276,24 @@ def _undecided(report, var, f0, options, i, j, where, count, a, n, reason) -> Di
     return Diagnosis(
         "undecided",
         f"undecided at {count} element(s), e.g. {where} (gradient {_g(a)}): {text}; {advice}",
-        {"reason": reason},
+        {"reason": reason} if atol is None else {"reason": reason, "atol": atol},
     )
 
 
-def _atol_advice(report, otherwise: str) -> str:
+def _atol_needed(report) -> float | None:
     """gradcheck's way to decide what the differences resolve only so far: an atol at least
-    the undecided elements' error estimates and their distance from the claims; where any
-    has no estimate an atol can cover (rounding noise, f not finite), ``otherwise``."""
+    the undecided elements' error estimates and their distance from the claims (rounded
+    up); None where any has no estimate an atol can cover (rounding noise, f not finite)."""
     mask = report.verdicts == UNDECIDED
     if not np.isin(report.reasons[mask], (INACCURATE, ROUNDED, ROW_ROUNDED)).all():
-        return otherwise
+        return None
     with np.errstate(invalid="ignore"):
         gap = np.abs(report.analytic[mask] - report.numeric[mask])
         needed = float(np.nanmax(np.maximum(report.error[mask], gap), initial=0.0))
         needed = max(needed, passed_zeros_error(report))
     if not np.isfinite(needed) or needed <= 0:
-        return otherwise
-    return (
-        f"{ATOL_ADVICE.format(rounded_up(needed))} in gradcheck (the largest of their error "
-        "estimates and distances from the claims), or check at another point"
-    )
+        return None
+    return rounded_up(needed)
 
 
 ATOL_ADVICE = "an atol of {:.1g} or more decides them"

@@ -141,9 +141,9 @@ def bound_still(var, f0, numeric) -> int:
     # Per output, too, where its row's scale is so small that the judge's allowance for a
     # still f (STILL of the row) is below the ladder's bound: 0.5 + 1e-7·x0 beside 2·x1
     # does not move along x1, and its 0 was undecided at 9e-13 (QA round 36)
-    row = np.where(np.isfinite(numeric.estimate), np.abs(numeric.estimate), 0.0).max(axis=1)
+    row = row_scale(numeric.estimate, numeric.estimate)[:, None]
     with np.errstate(invalid="ignore"):
-        small = numeric.error > STILL * row[:, None]
+        small = numeric.error > STILL * row
     whole = still.all(axis=0)
     still &= whole[None, :] | small
     still &= numeric.error != 0
